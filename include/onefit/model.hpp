@@ -1,0 +1,94 @@
+// Sequential: the Keras-shaped model. compile() lowers layers + loss + optimizer into a
+// static training program; fit() runs it, stopping on the host only at epoch ends that need
+// logs, validation results or callbacks.
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onefit/callbacks.hpp"
+#include "onefit/dataset.hpp"
+#include "onefit/layers.hpp"
+#include "onefit/losses.hpp"
+#include "onefit/optimizers.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+struct FitOptions {
+    int64_t batch_size = 32;
+    int64_t epochs = 1;
+    // 0 silent, 1 progress bar (live on a terminal), 2 one line per epoch; -1 = "auto" (1).
+    int verbose = -1;
+    // Validation: explicit data, or the last fraction of x/y (taken before shuffling, like Keras).
+    std::optional<std::pair<Tensor, Tensor>> validation_data;
+    std::optional<Dataset> validation_dataset;
+    double validation_split = 0.0;
+    int64_t validation_batch_size = -1;  // -1: batch_size
+    // Batches per epoch; -1: one pass over the data. With arrays, batches continue across
+    // epochs (a new shuffled pass starts when one runs out), as Keras 3 does.
+    int64_t steps_per_epoch = -1;
+    bool shuffle = true;
+    std::vector<Callback*> callbacks;
+    std::optional<uint64_t> seed;  // shuffling and dropout; default: the model's seed
+    std::ostream* out = nullptr;   // where progress goes; default std::cout
+};
+
+struct CompileOptions {
+    std::vector<std::string> metrics;  // "accuracy"/"acc", "mae", "mse" (Keras names)
+};
+
+class TrainingProgram;  // the compiled program (src/program)
+struct FitPlan;
+
+class Sequential {
+public:
+    // input_shape: the features of one sample, e.g. {4}. seed: weight initialisation (and
+    // by default shuffling and dropout), so a seed gives bit-identical fits.
+    explicit Sequential(Shape input_shape, uint64_t seed = 0);
+    Sequential(Sequential&&) noexcept;
+    Sequential& operator=(Sequential&&) noexcept;
+    ~Sequential();
+
+    Sequential& add(Layer layer);
+    const std::vector<Layer>& layers() const { return layers_; }
+    const Shape& input_shape() const { return input_shape_; }
+
+    void compile(const Optimizer& optimizer, const Loss& loss, const CompileOptions& options = {});
+    void compile(const std::string& optimizer, const std::string& loss, const std::vector<std::string>& metrics = {});
+
+    History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
+    History fit(const Dataset& train, const FitOptions& options = {});
+
+    // Loss and metrics over the data, in batches, as Keras's evaluate.
+    Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
+    Tensor predict(const Tensor& x, int64_t batch_size = 32);
+
+    // A Keras-like table: layer (type), output shape, parameter count; totals.
+    std::string summary() const;
+    int64_t count_params() const;
+
+    // Kernels in Keras's layout (in, out) and biases, layer by layer.
+    std::vector<Tensor> get_weights() const;
+    void set_weights(const std::vector<Tensor>& weights);
+
+    // Warnings compile/fit found (also printed by fit when verbose != 0).
+    const std::vector<std::string>& warnings() const { return warnings_; }
+
+    bool stop_training = false;  // a callback may set it to end fit after the current epoch
+    const TrainingProgram& program() const;  // throws Error before compile()
+
+private:
+    History run_fit(FitPlan& plan, const FitOptions& options);
+    Shape input_shape_;
+    uint64_t seed_;
+    std::vector<Layer> layers_;
+    std::vector<Tensor> weights_;  // Keras layout; the source of truth between fits
+    std::unique_ptr<TrainingProgram> program_;
+    std::vector<std::string> warnings_;
+};
+
+}  // namespace onefit

@@ -1,0 +1,36 @@
+// Optimizers with Keras's defaults and update rules (keras.optimizers, Keras >= 2.11 / 3).
+#pragma once
+#include <string>
+
+namespace onefit {
+
+enum class OptimizerKind { sgd, adam, adamw, rmsprop, adagrad };
+
+struct Optimizer {
+    OptimizerKind kind = OptimizerKind::adam;
+    float learning_rate = 0.001f;
+    float beta_1 = 0.9f, beta_2 = 0.999f;  // adam, adamw
+    float epsilon = 1e-7f;                  // adam, adamw, rmsprop, adagrad
+    bool amsgrad = false;                   // adam, adamw
+    float weight_decay = 0.0f;              // adamw (default 0.004): decoupled, var -= lr * wd * var
+    float momentum = 0.0f;                  // sgd, rmsprop
+    bool nesterov = false;                  // sgd
+    float rho = 0.9f;                       // rmsprop
+    bool centered = false;                  // rmsprop
+    float initial_accumulator_value = 0.1f; // adagrad
+};
+
+Optimizer SGD(float learning_rate = 0.01f, float momentum = 0.0f, bool nesterov = false);
+Optimizer Adam(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f, float epsilon = 1e-7f,
+               bool amsgrad = false);
+Optimizer AdamW(float learning_rate = 0.001f, float weight_decay = 0.004f, float beta_1 = 0.9f,
+                float beta_2 = 0.999f, float epsilon = 1e-7f, bool amsgrad = false);
+Optimizer RMSprop(float learning_rate = 0.001f, float rho = 0.9f, float momentum = 0.0f, float epsilon = 1e-7f,
+                  bool centered = false);
+Optimizer Adagrad(float learning_rate = 0.001f, float initial_accumulator_value = 0.1f, float epsilon = 1e-7f);
+
+// "sgd", "adam", "adamw", "rmsprop", "adagrad" with Keras's defaults; learning_rate < 0 keeps the default.
+Optimizer optimizer_from_name(const std::string& name, float learning_rate = -1.0f);
+std::string optimizer_name(OptimizerKind kind);
+
+}  // namespace onefit

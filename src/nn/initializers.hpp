@@ -1,0 +1,15 @@
+// Weight initializers with Keras's names and formulas, drawn from onefit's seeded generator.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/rng.hpp"
+
+namespace onefit::nn {
+
+// Fills a (fan_in, fan_out) kernel or a bias of n values. Known: glorot_uniform
+// (U(-l, l), l = sqrt(6 / (fan_in + fan_out))), glorot_normal, he_uniform, he_normal,
+// lecun_uniform, zeros, ones. Throws Error for other names.
+void initialize(const std::string& name, float* values, int64_t n, int64_t fan_in, int64_t fan_out, Rng& rng);
+
+}  // namespace onefit::nn

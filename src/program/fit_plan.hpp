@@ -1,0 +1,47 @@
+// What one fit() call asks of a device: the data, the schedule of batches, and where the
+// per-epoch results go. Device-independent; each runtime packs the data its own way.
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "onefit/dataset.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+inline constexpr int kMaxMetrics = 8;
+
+// Sums over the samples seen so far (divided by `samples` when an epoch is logged).
+struct LogSums {
+    double loss = 0;
+    double metrics[kMaxMetrics] = {};
+    int64_t samples = 0;
+};
+
+struct EpochLog {
+    LogSums train, validation;
+};
+
+struct FitPlan {
+    // Training data: x (N, F) and y (N, y_width), or a Dataset over such arrays.
+    const Tensor* x = nullptr;
+    const Tensor* y = nullptr;
+    std::optional<Dataset> dataset;
+    int64_t batch_size = 32;   // arrays only
+    bool shuffle = true;       // arrays only: a new permutation each pass, as Keras
+    int64_t steps_per_epoch = -1;
+    int64_t epochs = 1;
+    uint64_t seed = 0;         // shuffling and dropout
+    // Validation (optional): arrays, evaluated in order in batches of validation_batch_size,
+    // or a Dataset, evaluated as its first pass yields it.
+    const Tensor* val_x = nullptr;
+    const Tensor* val_y = nullptr;
+    std::optional<Dataset> val_dataset;
+    int64_t validation_batch_size = 32;
+    int64_t y_width = 1;
+};
+
+// Label width as the program sees it: (N,) and (N,1) are 1; (N,K) is K.
+inline int64_t label_width(const Tensor& y) { return y.rank() <= 1 ? 1 : y.row_width(); }
+
+}  // namespace onefit

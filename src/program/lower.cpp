@@ -1,0 +1,163 @@
+#include <map>
+
+#include "core/rng.hpp"
+#include "nn/initializers.hpp"
+#include "nn/optimizer_math.hpp"
+#include "onefit/error.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit {
+namespace {
+
+// Products at least this big (rows x in x out multiply-adds at batch 32) go to BLAS; below
+// it our fused loops win (bench/gemm_choice: OpenBLAS call overhead dominates tiny shapes).
+constexpr int64_t kBlasMinMacs = 32 * 128 * 64;
+
+}  // namespace
+
+std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
+    std::map<std::string, int> seen;
+    std::vector<std::string> names;
+    for (const Layer& layer : layers) {
+        if (!layer.name.empty()) {
+            names.push_back(layer.name);
+            continue;
+        }
+        const std::string base = layer.kind == Layer::Kind::Dense ? "dense" : "dropout";
+        const int n = seen[base]++;
+        names.push_back(n == 0 ? base : base + "_" + std::to_string(n));
+    }
+    return names;
+}
+
+int64_t TrainingProgram::forward_macs_per_sample() const {
+    int64_t macs = 0;
+    for (const ProgramOp& op : ops)
+        if (op.kind == Layer::Kind::Dense) macs += op.dense.in * op.dense.out;
+    return macs;
+}
+
+TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
+                                 const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
+    if (input_shape.size() != 1 || input_shape[0] < 1)
+        throw Error("Sequential: input shape must be one positive dimension (features), got " +
+                    shape_to_string(input_shape));
+    if (layers.empty()) throw Error("Sequential: the model has no layers; add a Dense layer");
+    if (!(optimizer.learning_rate > 0.0f))
+        throw Error("optimizer: learning_rate must be positive, got " + std::to_string(optimizer.learning_rate));
+
+    TrainingProgram program;
+    program.input_width = input_shape[0];
+    program.loss = loss;
+    program.optimizer = optimizer;
+    program.metric_names = metrics;
+
+    const std::vector<std::string> names = default_layer_names(layers);
+    int64_t width = input_shape[0], offset = 0;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const Layer& layer = layers[i];
+        ProgramOp op;
+        op.kind = layer.kind;
+        op.layer_name = names[i];
+        op.in_width = width;
+        if (layer.kind == Layer::Kind::Dense) {
+            if (layer.units < 1) throw Error("layer '" + names[i] + "': units must be at least 1");
+            DenseOp& d = op.dense;
+            d.in = width;
+            d.out = layer.units;
+            d.activation = layer.activation;
+            d.use_bias = layer.use_bias;
+            d.out_major = d.in > d.out;
+            d.use_blas = 32 * d.in * d.out >= kBlasMinMacs;
+            d.weight = offset;
+            offset += d.in * d.out;
+            d.bias = offset;
+            if (d.use_bias) offset += d.out;
+            width = d.out;
+        } else {
+            op.dropout_rate = layer.rate;
+        }
+        op.out_width = width;
+        program.ops.push_back(op);
+    }
+    program.output_width = width;
+    if (program.ops.back().kind != Layer::Kind::Dense)
+        throw Error("Sequential: the last layer must be Dense (it produces the predictions)");
+
+    const Activation last = program.ops.back().dense.activation;
+    const bool crossentropy = loss.kind == LossKind::categorical_crossentropy ||
+                              loss.kind == LossKind::sparse_categorical_crossentropy;
+    program.loss_takes_logits =
+        (crossentropy && (last == Activation::softmax || (loss.from_logits && last == Activation::linear))) ||
+        (loss.kind == LossKind::binary_crossentropy &&
+         (last == Activation::sigmoid || (loss.from_logits && last == Activation::linear)));
+    if (loss.from_logits && last != Activation::linear)
+        throw Error("loss: from_logits=true needs a linear last layer, but '" + program.ops.back().layer_name +
+                    "' applies " + activation_name(last));
+
+    // Weights in Keras's layout from the seed, then placed in the program's layout.
+    program.params.assign(static_cast<size_t>(offset), 0.0f);
+    Rng rng(seed);
+    std::vector<Tensor> weights;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        if (layers[i].kind != Layer::Kind::Dense) continue;
+        const DenseOp& d = program.ops[i].dense;
+        Tensor kernel({d.in, d.out});
+        nn::initialize(layers[i].kernel_initializer, kernel.data(), kernel.size(), d.in, d.out, rng);
+        weights.push_back(std::move(kernel));
+        if (d.use_bias) {
+            Tensor bias({d.out});
+            nn::initialize(layers[i].bias_initializer, bias.data(), bias.size(), d.in, d.out, rng);
+            weights.push_back(std::move(bias));
+        }
+    }
+    set_program_weights(program, weights);
+    program.optimizer_slots.assign(static_cast<size_t>(offset * nn::optimizer_slot_count(optimizer)), 0.0f);
+    nn::optimizer_init_slots(optimizer, program.optimizer_slots.data(), offset);
+    return program;
+}
+
+std::vector<Tensor> program_weights(const TrainingProgram& program) {
+    std::vector<Tensor> weights;
+    for (const ProgramOp& op : program.ops) {
+        if (op.kind != Layer::Kind::Dense) continue;
+        const DenseOp& d = op.dense;
+        Tensor kernel({d.in, d.out});
+        const float* w = program.params.data() + d.weight;
+        for (int64_t k = 0; k < d.in; ++k)
+            for (int64_t j = 0; j < d.out; ++j) kernel.at(k, j) = d.out_major ? w[j * d.in + k] : w[k * d.out + j];
+        weights.push_back(std::move(kernel));
+        if (d.use_bias) weights.emplace_back(Shape{d.out}, std::vector<float>(w + d.in * d.out, w + d.in * d.out + d.out));
+    }
+    return weights;
+}
+
+void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights) {
+    size_t next = 0;
+    for (const ProgramOp& op : program.ops) {
+        if (op.kind != Layer::Kind::Dense) continue;
+        const DenseOp& d = op.dense;
+        auto take = [&](const Shape& shape, const char* what) -> const Tensor& {
+            if (next >= weights.size())
+                throw Error("set_weights: missing the " + std::string(what) + " of layer '" + op.layer_name + "'");
+            const Tensor& t = weights[next++];
+            if (t.shape() != shape)
+                throw Error("set_weights: layer '" + op.layer_name + "' " + what + " needs shape " +
+                            shape_to_string(shape) + ", got " + shape_to_string(t.shape()));
+            return t;
+        };
+        const Tensor& kernel = take({d.in, d.out}, "kernel");
+        float* w = program.params.data() + d.weight;
+        for (int64_t k = 0; k < d.in; ++k)
+            for (int64_t j = 0; j < d.out; ++j) (d.out_major ? w[j * d.in + k] : w[k * d.out + j]) = kernel.at(k, j);
+        if (d.use_bias) {
+            const Tensor& bias = take({d.out}, "bias");
+            for (int64_t j = 0; j < d.out; ++j) w[d.in * d.out + j] = bias[j];
+        }
+    }
+    if (next != weights.size())
+        throw Error("set_weights: got " + std::to_string(weights.size()) + " arrays, the model has " +
+                    std::to_string(next));
+}
+
+}  // namespace onefit

@@ -1,0 +1,70 @@
+// The training program: what compile() lowers a Sequential model, its loss and optimizer
+// into. Plain data (ggml-style): a list of ops with fixed widths, parameter offsets into one
+// flat buffer, and the optimizer state beside it. Device executors (src/runtime/*) run it
+// without allocating; shapes were checked here, once, so they trust them.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onefit/layers.hpp"
+#include "onefit/losses.hpp"
+#include "onefit/optimizers.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+struct DenseOp {
+    int64_t in = 0, out = 0;
+    Activation activation = Activation::linear;
+    bool use_bias = true;
+    int64_t weight = 0, bias = 0;  // offsets into TrainingProgram::params
+    // Weight layout: (out, in) when in > out, else Keras's (in, out). Either way the small
+    // kernels' innermost loop runs over the longer side (Iris: 32, not 4 or 3), contiguous.
+    bool out_major = false;
+    // Large products go to the BLAS library; tiny ones stay in our fused loops (bench/gemm_choice).
+    bool use_blas = false;
+};
+
+struct ProgramOp {
+    Layer::Kind kind = Layer::Kind::Dense;
+    std::string layer_name;
+    int64_t in_width = 0, out_width = 0;
+    DenseOp dense;
+    float dropout_rate = 0.0f;
+};
+
+class TrainingProgram {
+public:
+    std::vector<ProgramOp> ops;
+    int64_t input_width = 0, output_width = 0;
+    Loss loss;
+    Optimizer optimizer;
+    std::vector<std::string> metric_names;
+    // The last Dense's softmax (sigmoid) and a crossentropy (binary crossentropy) are fused: the
+    // loss takes the logits, as Keras 2 does, so its gradient is p - y with no Jacobian pass.
+    bool loss_takes_logits = false;
+
+    // State that persists across fits: parameters (program layout), optimizer slots, step count.
+    std::vector<float> params;
+    std::vector<float> optimizer_slots;
+    int64_t optimizer_step = 0;
+
+    int64_t param_count() const { return static_cast<int64_t>(params.size()); }
+    // Multiply-adds of one forward pass for one sample (the work of a step is about 3x this).
+    int64_t forward_macs_per_sample() const;
+};
+
+// Lowers layers + loss + optimizer. Checks shapes and names, assigns parameter offsets and
+// layouts, initialises weights from the seed. Throws Error naming the layer on any problem.
+TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
+                                 const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed);
+
+// Keras-layout weights (kernel (in, out), bias (out,) per Dense) <-> program parameters.
+std::vector<Tensor> program_weights(const TrainingProgram& program);
+void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights);
+
+// Keras-style default layer names: dense, dense_1, dropout, ...
+std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);
+
+}  // namespace onefit

@@ -1,0 +1,187 @@
+// fit(): checks the data once, builds the CPU training program for it, and runs it, stopping
+// on the host only where something must look (progress, callbacks); with verbose=0 and no
+// callbacks the whole fit is one call.
+#include <unistd.h>
+
+#include <cmath>
+#include <iostream>
+
+#include "nn/metrics.hpp"
+#include "onefit/error.hpp"
+#include "onefit/model.hpp"
+#include "program/fit_plan.hpp"
+#include "runtime/cpu/cpu_fit.hpp"
+#include "train/checks.hpp"
+#include "train/progress.hpp"
+
+namespace onefit {
+namespace {
+
+Logs epoch_logs(const EpochLog& log, const std::vector<nn::Metric>& metrics, bool validation) {
+    Logs logs;
+    auto add = [&](const LogSums& sums, const std::string& prefix) {
+        const double n = static_cast<double>(std::max<int64_t>(sums.samples, 1));
+        logs[prefix + "loss"] = sums.loss / n;
+        for (size_t k = 0; k < metrics.size(); ++k) logs[prefix + metrics[k].name] = sums.metrics[k] / n;
+    };
+    add(log.train, "");
+    if (validation) add(log.validation, "val_");
+    return logs;
+}
+
+bool is_terminal(std::ostream& out) { return &out == &std::cout && isatty(STDOUT_FILENO); }
+
+void check_options(const FitOptions& o) {
+    if (o.batch_size < 1) throw Error("fit: batch_size must be at least 1, got " + std::to_string(o.batch_size));
+    if (o.epochs < 1) throw Error("fit: epochs must be at least 1, got " + std::to_string(o.epochs));
+    if (o.verbose < -1 || o.verbose > 2) throw Error("fit: verbose must be 0, 1 or 2");
+    if (!(o.validation_split >= 0.0 && o.validation_split < 1.0))
+        throw Error("fit: validation_split must be in [0, 1), got " + std::to_string(o.validation_split));
+    if (o.steps_per_epoch == 0 || o.steps_per_epoch < -1) throw Error("fit: steps_per_epoch must be positive");
+}
+
+}  // namespace
+
+History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+    check_options(options);
+    const TrainingProgram& prog = program();
+    train::check_features(prog, x, "x");
+    if (options.validation_split > 0 && (options.validation_data || options.validation_dataset))
+        throw Error("fit: give validation_data or validation_split, not both");
+
+    // validation_split takes the last rows, before any shuffling (Keras: floor(n * (1 - split))).
+    Tensor x_train = x, y_train = y, x_val, y_val;
+    if (options.validation_split > 0) {
+        const int64_t split = static_cast<int64_t>(std::floor(static_cast<double>(x.rows()) * (1.0 - options.validation_split)));
+        if (split < 1 || split >= x.rows())
+            throw Error("fit: validation_split " + std::to_string(options.validation_split) + " of " +
+                        std::to_string(x.rows()) + " rows leaves no training or no validation rows");
+        x_train = x.slice_rows(0, split), y_train = y.slice_rows(0, split);
+        x_val = x.slice_rows(split, x.rows()), y_val = y.slice_rows(split, y.rows());
+    } else if (options.validation_data) {
+        x_val = options.validation_data->first, y_val = options.validation_data->second;
+    }
+    warnings_ = train::check_labels(prog, y_train, x_train.rows(), "y");
+    if (!x_val.empty()) {
+        train::check_features(prog, x_val, "validation x");
+        for (auto& w : train::check_labels(prog, y_val, x_val.rows(), "validation y"))
+            if (warnings_.empty()) warnings_.push_back(w);
+        if (label_width(y_val) != label_width(y_train))
+            throw Error("fit: validation labels have width " + std::to_string(label_width(y_val)) +
+                        " but training labels " + std::to_string(label_width(y_train)));
+        for (auto& w : train::check_class_coverage(prog, y_train, y_val)) warnings_.push_back(w);
+    }
+
+    FitPlan plan;
+    plan.x = &x_train;
+    plan.y = &y_train;
+    plan.batch_size = std::min(options.batch_size, x_train.rows());
+    plan.shuffle = options.shuffle;
+    if (!x_val.empty()) {
+        plan.val_x = &x_val;
+        plan.val_y = &y_val;
+    }
+    plan.y_width = label_width(y_train);
+    // Run through the shared driver below.
+    FitOptions rest = options;
+    rest.validation_data.reset();
+    rest.validation_split = 0;
+    return run_fit(plan, rest);
+}
+
+History Sequential::fit(const Dataset& train, const FitOptions& options) {
+    check_options(options);
+    const TrainingProgram& prog = program();
+    if (options.validation_split > 0)
+        throw Error("fit: validation_split is not supported with a Dataset (as in Keras); pass validation data");
+    train::check_features(prog, train.x(), "dataset x");
+    warnings_ = train::check_labels(prog, train.y(), train.x().rows(), "dataset y");
+    if (train.cardinality() < 0 && options.steps_per_epoch < 0)
+        throw Error("fit: the dataset repeats forever; pass steps_per_epoch");
+    FitPlan plan;
+    plan.dataset = train;
+    plan.y_width = label_width(train.y());
+    std::optional<Tensor> x_val, y_val;
+    if (options.validation_data) {
+        x_val = options.validation_data->first, y_val = options.validation_data->second;
+        train::check_features(prog, *x_val, "validation x");
+        train::check_labels(prog, *y_val, x_val->rows(), "validation y");
+        plan.val_x = &*x_val;
+        plan.val_y = &*y_val;
+    } else if (options.validation_dataset) {
+        train::check_features(prog, options.validation_dataset->x(), "validation dataset x");
+        train::check_labels(prog, options.validation_dataset->y(), options.validation_dataset->x().rows(),
+                            "validation dataset y");
+        if (options.validation_dataset->cardinality() < 0)
+            throw Error("fit: the validation dataset repeats forever; it must be finite");
+        plan.val_dataset = *options.validation_dataset;
+    }
+    FitOptions rest = options;
+    rest.validation_data.reset();
+    return run_fit(plan, rest);
+}
+
+History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
+    TrainingProgram& prog = *program_;
+    const int verbose = options.verbose < 0 ? 1 : options.verbose;
+    std::ostream& out = options.out ? *options.out : std::cout;
+    plan.epochs = options.epochs;
+    plan.steps_per_epoch = options.steps_per_epoch;
+    plan.seed = options.seed.value_or(seed_);
+    plan.validation_batch_size = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
+
+    std::vector<nn::Metric> metrics;
+    for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, plan.y_width));
+    if (verbose > 0)
+        for (const std::string& w : warnings_) std::cerr << "onefit: warning: " << w << "\n";
+
+    cpu::CpuFit<float> program(prog, plan, metrics);
+    const bool validation = program.has_validation();
+    train::ProgressPrinter progress(out, verbose, is_terminal(out), options.epochs);
+    History history;
+    stop_training = false;
+    for (Callback* cb : options.callbacks) cb->model = this;
+    for (Callback* cb : options.callbacks) cb->on_train_begin();
+
+    Logs logs;
+    auto record = [&](int64_t epoch) {
+        logs = epoch_logs(program.logs()[static_cast<size_t>(epoch)], metrics, validation);
+        history.epoch.push_back(epoch);
+        for (const auto& [k, v] : logs) history.history[k].push_back(v);
+    };
+    if (verbose == 0 && options.callbacks.empty()) {
+        program.run_epochs(0, options.epochs);  // nothing looks between epochs: one call
+        for (int64_t e = 0; e < options.epochs; ++e) record(e);
+    } else {
+        for (int64_t epoch = 0; epoch < options.epochs && !stop_training; ++epoch) {
+            for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
+            if (progress.live()) {  // a live bar: steps in about 30 chunks per epoch
+                program.begin_epoch(epoch);
+                const int64_t steps = program.steps_in_epoch();
+                progress.epoch_begin(epoch, steps);
+                const int64_t chunk = std::max<int64_t>(1, steps / 30);
+                for (int64_t done = 0; done < steps;) {
+                    const int64_t n = std::min(chunk, steps - done);
+                    program.train_steps(n);
+                    done += n;
+                    const LogSums& s = program.logs()[static_cast<size_t>(epoch)].train;
+                    progress.update(done, s.loss / static_cast<double>(std::max<int64_t>(s.samples, 1)));
+                }
+                program.end_epoch();
+            } else {
+                program.begin_epoch(epoch);
+                progress.epoch_begin(epoch, program.steps_in_epoch());
+                program.train_steps(program.steps_in_epoch());
+                program.end_epoch();
+            }
+            record(epoch);
+            progress.epoch_end(logs);
+            for (Callback* cb : options.callbacks) cb->on_epoch_end(epoch, logs);
+        }
+    }
+    program.store_state();
+    for (Callback* cb : options.callbacks) cb->on_train_end(logs);
+    return history;
+}
+
+}  // namespace onefit

@@ -1,0 +1,154 @@
+// Sequential: building, compiling, weights, summary, evaluate and predict. fit() is in fit.cpp.
+#include <cstdio>
+#include <optional>
+#include <sstream>
+
+#include "nn/metrics.hpp"
+#include "onefit/error.hpp"
+#include "onefit/model.hpp"
+#include "program/fit_plan.hpp"
+#include "program/training_program.hpp"
+#include "runtime/cpu/cpu_executor.hpp"
+#include "train/checks.hpp"
+
+namespace onefit {
+
+Sequential::Sequential(Shape input_shape, uint64_t seed) : input_shape_(std::move(input_shape)), seed_(seed) {
+    if (input_shape_.size() != 1 || input_shape_[0] < 1)
+        throw Error("Sequential: input shape must be one positive dimension (features), got " +
+                    shape_to_string(input_shape_));
+}
+Sequential::Sequential(Sequential&&) noexcept = default;
+Sequential& Sequential::operator=(Sequential&&) noexcept = default;
+Sequential::~Sequential() = default;
+
+Sequential& Sequential::add(Layer layer) {
+    layers_.push_back(std::move(layer));
+    if (program_) {  // the architecture changed: the old program and weights no longer apply
+        program_.reset();
+        weights_.clear();
+    }
+    return *this;
+}
+
+void Sequential::compile(const Optimizer& optimizer, const Loss& loss, const CompileOptions& options) {
+    if (static_cast<int>(options.metrics.size()) > kMaxMetrics)
+        throw Error("compile: at most " + std::to_string(kMaxMetrics) + " metrics");
+    for (const std::string& m : options.metrics) nn::resolve_metric(m, 2, 1);  // unknown names fail here
+    // Recompiling keeps the trained weights, as in Keras; the optimizer state starts afresh.
+    std::vector<Tensor> keep = program_ ? program_weights(*program_) : weights_;
+    auto program = std::make_unique<TrainingProgram>(
+        lower_sequential(input_shape_, layers_, loss, optimizer, options.metrics, seed_));
+    if (!keep.empty()) set_program_weights(*program, keep);
+    program_ = std::move(program);
+}
+
+void Sequential::compile(const std::string& optimizer, const std::string& loss, const std::vector<std::string>& metrics) {
+    compile(optimizer_from_name(optimizer), loss_from_name(loss), CompileOptions{metrics});
+}
+
+const TrainingProgram& Sequential::program() const {
+    if (!program_) throw Error("the model is not compiled: call compile(optimizer, loss) first");
+    return *program_;
+}
+
+std::vector<Tensor> Sequential::get_weights() const {
+    if (program_) return program_weights(*program_);
+    if (!weights_.empty()) return weights_;
+    // Not compiled yet: the weights the seed gives (Keras builds them with the model).
+    return program_weights(lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_));
+}
+
+void Sequential::set_weights(const std::vector<Tensor>& weights) {
+    if (program_) return set_program_weights(*program_, weights);
+    TrainingProgram check = lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_);
+    set_program_weights(check, weights);  // validates shapes
+    weights_ = weights;
+}
+
+int64_t Sequential::count_params() const {
+    int64_t n = 0, width = input_shape_.empty() ? 0 : input_shape_[0];
+    for (const Layer& layer : layers_)
+        if (layer.kind == Layer::Kind::Dense) {
+            n += width * layer.units + (layer.use_bias ? layer.units : 0);
+            width = layer.units;
+        }
+    return n;
+}
+
+std::string Sequential::summary() const {
+    const std::vector<std::string> names = default_layer_names(layers_);
+    const std::string rule(65, '_'), double_rule(65, '=');
+    std::ostringstream s;
+    auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, " %-28s%-26s%-10s", a.c_str(), b.c_str(), c.c_str());
+        s << buf << "\n";
+    };
+    s << "Model: \"sequential\"\n" << rule << "\n";
+    row("Layer (type)", "Output Shape", "Param #");
+    s << double_rule << "\n";
+    int64_t width = input_shape_.empty() ? 0 : input_shape_[0];
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const Layer& layer = layers_[i];
+        const bool dense = layer.kind == Layer::Kind::Dense;
+        const int64_t params = dense ? width * layer.units + (layer.use_bias ? layer.units : 0) : 0;
+        if (dense) width = layer.units;
+        row(names[i] + (dense ? " (Dense)" : " (Dropout)"), "(None, " + std::to_string(width) + ")",
+            std::to_string(params));
+        if (i + 1 < layers_.size()) s << "\n";
+    }
+    const int64_t total = count_params();
+    s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << total
+      << "\nNon-trainable params: 0\n" << rule << "\n";
+    return s.str();
+}
+
+Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
+    const TrainingProgram& prog = program();
+    if (batch_size < 1) throw Error("evaluate: batch_size must be at least 1");
+    train::check_features(prog, x, "x");
+    train::check_labels(prog, y, x.rows(), "y");
+    const int64_t y_width = label_width(y);
+    std::vector<nn::Metric> metrics;
+    for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, y_width));
+    cpu::CpuExecutor<float> executor(prog, std::min(batch_size, x.rows()), metrics, y_width, 0);
+    LogSums sums;
+    for (int64_t done = 0; done < x.rows(); done += batch_size) {
+        const int64_t rows = std::min(batch_size, x.rows() - done);
+        executor.evaluate_batch(x.data() + done * x.row_width(), y.data() + done * y_width, rows, sums);
+    }
+    Logs logs{{"loss", sums.loss / static_cast<double>(sums.samples)}};
+    for (size_t k = 0; k < metrics.size(); ++k)
+        logs[metrics[k].name] = sums.metrics[k] / static_cast<double>(sums.samples);
+    return logs;
+}
+
+Tensor Sequential::predict(const Tensor& x, int64_t batch_size) {
+    // Before compile(), predict with the weights the seed (or set_weights) gives.
+    std::optional<TrainingProgram> uncompiled;
+    if (!program_) {
+        uncompiled = lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_);
+        if (!weights_.empty()) set_program_weights(*uncompiled, weights_);
+    }
+    const TrainingProgram& prog = program_ ? *program_ : *uncompiled;
+    if (batch_size < 1) throw Error("predict: batch_size must be at least 1");
+    train::check_features(prog, x, "x");
+    cpu::CpuExecutor<float> executor(prog, std::min(batch_size, x.rows()), {}, 1, 0);
+    Tensor out({x.rows(), prog.output_width});
+    for (int64_t done = 0; done < x.rows(); done += batch_size) {
+        const int64_t rows = std::min(batch_size, x.rows() - done);
+        executor.forward(x.data() + done * x.row_width(), rows, false);
+        std::copy(executor.output(), executor.output() + rows * prog.output_width,
+                  out.data() + done * prog.output_width);
+    }
+    return out;
+}
+
+const std::vector<double>& History::operator[](const std::string& key) const {
+    const auto it = history.find(key);
+    if (it == history.end()) throw Error("History has no key '" + key + "'");
+    return it->second;
+}
+
+}  // namespace onefit
