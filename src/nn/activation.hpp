@@ -47,18 +47,26 @@ void activation_forward(Activation act, const T* z, T* out, int64_t rows, int64_
         case Activation::swish:
             for (int64_t i = 0; i < n; ++i) out[i] = z[i] * sigmoid(z[i]);
             return;
-        case Activation::softmax:
+        case Activation::softmax: {
+            // Three flat passes (shift by the row max, exp over the whole batch, normalise) so the
+            // exp vectorises even when rows are 3 wide.
             for (int64_t r = 0; r < rows; ++r) {
                 const T* zr = z + r * width;
-                T* o = out + r * width;
                 T m = zr[0];
                 for (int64_t j = 1; j < width; ++j) m = zr[j] > m ? zr[j] : m;
+                for (int64_t j = 0; j < width; ++j) out[r * width + j] = zr[j] - m;
+            }
+#pragma omp simd
+            for (int64_t i = 0; i < n; ++i) out[i] = exp_fast(out[i]);
+            for (int64_t r = 0; r < rows; ++r) {
+                T* o = out + r * width;
                 T s = 0;
-                for (int64_t j = 0; j < width; ++j) s += (o[j] = exp_fast(zr[j] - m));
+                for (int64_t j = 0; j < width; ++j) s += o[j];
                 const T inv = T(1) / s;
                 for (int64_t j = 0; j < width; ++j) o[j] *= inv;
             }
             return;
+        }
     }
 }
 

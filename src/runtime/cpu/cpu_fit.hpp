@@ -32,6 +32,24 @@ std::vector<T> pack(const Tensor& t) {
     return std::vector<T>(t.values().begin(), t.values().end());
 }
 
+// Labels packed as the loss reads them. One label per row against a wider output under an
+// elementwise loss (the seed's case) is repeated across the row once here, which is what
+// tf.keras 2's broadcast computes, so the step loop runs one flat loop over equal shapes.
+inline int64_t packed_label_width(const TrainingProgram& program, int64_t y_width) {
+    const bool crossentropy = program.loss.kind == LossKind::categorical_crossentropy ||
+                              program.loss.kind == LossKind::sparse_categorical_crossentropy;
+    return y_width == 1 && !crossentropy ? program.output_width : y_width;
+}
+
+template <class T>
+std::vector<T> pack_labels(const Tensor& y, int64_t y_width, int64_t packed_width) {
+    if (packed_width == y_width) return pack<T>(y);
+    std::vector<T> out(static_cast<size_t>(y.rows() * packed_width));
+    for (int64_t r = 0; r < y.rows(); ++r)
+        for (int64_t j = 0; j < packed_width; ++j) out[static_cast<size_t>(r * packed_width + j)] = T(y[r]);
+    return out;
+}
+
 template <class T>
 class CpuFit {
 public:
@@ -39,12 +57,14 @@ public:
         : program_(program), plan_(plan),
           source_x_(plan.dataset ? plan.dataset->x() : *plan.x),
           source_y_(plan.dataset ? plan.dataset->y() : *plan.y),
-          x_(pack<T>(source_x_)), y_(pack<T>(source_y_)),
-          x_width_(source_x_.row_width()), y_width_(plan.y_width), rows_(source_x_.rows()),
+          y_width_(packed_label_width(program, plan.y_width)),
+          x_(pack<T>(source_x_)), y_(pack_labels<T>(source_y_, plan.y_width, y_width_)),
+          x_width_(source_x_.row_width()), rows_(source_x_.rows()),
           shuffle_rng_(plan.seed ^ 0x5348554646ull),
-          executor_(program, max_batch_rows(plan), metrics, plan.y_width, plan.seed ^ 0x44524f50ull) {
+          executor_(program, max_batch_rows(plan), metrics, y_width_, plan.seed ^ 0x44524f50ull) {
         if (!plan.dataset) {  // the array schedule: batches of batch_size, the last one partial
             pass_.rows.resize(static_cast<size_t>(rows_));
+            std::iota(pass_.rows.begin(), pass_.rows.end(), int64_t{0});
             for (int64_t done = 0; done < rows_; done += plan.batch_size)
                 pass_.batch_sizes.push_back(std::min(plan.batch_size, rows_ - done));
         }
@@ -132,7 +152,7 @@ private:
             identity_order_ = false;
             if (pass_.batch_sizes.empty()) throw Error("fit: the training dataset yields no batches");
         } else {
-            std::iota(pass_.rows.begin(), pass_.rows.end(), int64_t{0});
+            // Shuffling the previous permutation gives a uniform one too; no reset needed.
             identity_order_ = !plan_.shuffle;
             if (plan_.shuffle) shuffle_rng_.shuffle(pass_.rows.data(), rows_);
         }
@@ -153,16 +173,17 @@ private:
             DatasetPass pass;
             plan_.val_dataset->plan(0, -1, pass);
             const Tensor &vx = plan_.val_dataset->x(), &vy = plan_.val_dataset->y();
+            const std::vector<T> vy_packed = pack_labels<T>(vy, plan_.y_width, y_width_);
             for (int64_t r : pass.rows) {
                 val_x_.insert(val_x_.end(), vx.data() + r * x_width_, vx.data() + (r + 1) * x_width_);
-                val_y_.insert(val_y_.end(), vy.data() + r * y_width_, vy.data() + (r + 1) * y_width_);
+                val_y_.insert(val_y_.end(), vy_packed.begin() + r * y_width_, vy_packed.begin() + (r + 1) * y_width_);
             }
             for (int64_t b : pass.batch_sizes)
                 for (int64_t done = 0; done < b; done += executor_.max_rows())
                     val_batches_.push_back(std::min(executor_.max_rows(), b - done));
         } else if (plan_.val_x) {
             val_x_ = pack<T>(*plan_.val_x);
-            val_y_ = pack<T>(*plan_.val_y);
+            val_y_ = pack_labels<T>(*plan_.val_y, plan_.y_width, y_width_);
             const int64_t n = plan_.val_x->rows();
             for (int64_t done = 0; done < n; done += plan_.validation_batch_size)
                 val_batches_.push_back(std::min(plan_.validation_batch_size, n - done));
@@ -173,8 +194,9 @@ private:
     FitPlan plan_;
     const Tensor& source_x_;
     const Tensor& source_y_;
+    int64_t y_width_;  // packed label width
     std::vector<T> x_, y_, batch_x_, batch_y_, val_x_, val_y_;
-    int64_t x_width_, y_width_, rows_;
+    int64_t x_width_, rows_;
     Rng shuffle_rng_;
     CpuExecutor<T> executor_;
     DatasetPass pass_;

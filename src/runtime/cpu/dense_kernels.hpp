@@ -1,6 +1,6 @@
 // Dense layer kernels on the CPU: plain functions over plain buffers, shapes in the names.
-// Small products run in our loops (the innermost loop over the longer, contiguous side);
-// large ones call BLAS (OpenBLAS), chosen per layer at lowering (DenseOp::use_blas).
+// Small products lower to the two primitives of small_kernels.hpp; large ones call BLAS
+// (OpenBLAS sgemm), chosen per layer at lowering (DenseOp::use_blas, bench/gemm_choice).
 // Templated so the gradient tests run the very same code in double precision.
 #pragma once
 #include <cblas.h>
@@ -9,32 +9,9 @@
 #include <cstring>
 #include <type_traits>
 
+#include "runtime/cpu/small_kernels.hpp"
+
 namespace onefit::cpu {
-
-// Lanes of one 512-bit register: partial sums in this many independent lanes let the
-// compiler vectorise a dot product without -ffast-math, in a fixed (deterministic) order.
-template <class T>
-inline constexpr int kLanes = 64 / sizeof(T);
-
-// sum_i a[i] b[i]
-template <class T>
-inline T dot(const T* __restrict a, const T* __restrict b, int64_t n) {
-    T acc[kLanes<T>] = {};
-    int64_t i = 0;
-    for (; i + kLanes<T> <= n; i += kLanes<T>)
-        for (int l = 0; l < kLanes<T>; ++l) acc[l] += a[i + l] * b[i + l];
-    for (int w = kLanes<T> / 2; w > 0; w /= 2)
-        for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
-    T s = acc[0];
-    for (; i < n; ++i) s += a[i] * b[i];
-    return s;
-}
-
-// y[i] += alpha x[i]
-template <class T>
-inline void axpy(T* __restrict y, T alpha, const T* __restrict x, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
-}
 
 template <class T>
 inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
@@ -51,20 +28,16 @@ template <class T>
 void dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w, const T* __restrict b,
                    int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas) {
     if (use_blas) {
-        for (int64_t r = 0; r < rows; ++r)
-            if (b) std::memcpy(z + r * out, b, sizeof(T) * out);
+        if (b)
+            for (int64_t r = 0; r < rows; ++r) std::memcpy(z + r * out, b, sizeof(T) * out);
         gemm<T>(false, out_major, rows, out, in, x, in, w, out_major ? in : out, b ? T(1) : T(0), z, out);
         return;
     }
     for (int64_t r = 0; r < rows; ++r) {
-        const T* xr = x + r * in;
-        T* zr = z + r * out;
-        if (out_major) {
-            for (int64_t j = 0; j < out; ++j) zr[j] = (b ? b[j] : T(0)) + dot(xr, w + j * in, in);
-        } else {
-            for (int64_t j = 0; j < out; ++j) zr[j] = b ? b[j] : T(0);
-            for (int64_t k = 0; k < in; ++k) axpy(zr, xr[k], w + k * out, out);
-        }
+        if (out_major)  // z[r, j] = b[j] + x[r, :] . W[j, :]
+            row_dots(z + r * out, 1, b, x + r * in, w, in, out, in);
+        else  // z[r, :] = b + sum_k x[r, k] W[k, :]
+            weighted_row_sum(z + r * out, b, x + r * in, 1, w, out, in, out);
     }
 }
 
@@ -74,9 +47,10 @@ template <class T>
 void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const T* __restrict dz,
                     const T* __restrict x, const T* __restrict w, int64_t rows, int64_t in, int64_t out,
                     bool out_major, bool use_blas) {
-    if (db) {
-        std::memset(db, 0, sizeof(T) * out);
-        for (int64_t r = 0; r < rows; ++r) axpy(db, T(1), dz + r * out, out);
+    if (db) {  // db = sum_r dz[r, :]
+        for (int64_t j = 0; j < out; ++j) db[j] = 0;
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < out; ++j) db[j] += dz[r * out + j];
     }
     if (use_blas) {
         if (out_major)
@@ -86,23 +60,18 @@ void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const 
         if (dx) gemm<T>(false, !out_major, rows, in, out, dz, out, w, out_major ? in : out, T(0), dx, in);
         return;
     }
-    std::memset(dw, 0, sizeof(T) * in * out);
-    for (int64_t r = 0; r < rows; ++r) {
-        const T* xr = x + r * in;
-        const T* dzr = dz + r * out;
-        T* dxr = dx ? dx + r * in : nullptr;
-        if (out_major) {
-            if (dxr) std::memset(dxr, 0, sizeof(T) * in);
-            for (int64_t j = 0; j < out; ++j) {
-                axpy(dw + j * in, dzr[j], xr, in);
-                if (dxr) axpy(dxr, dzr[j], w + j * in, in);
-            }
-        } else {
-            for (int64_t k = 0; k < in; ++k) {
-                axpy(dw + k * out, xr[k], dzr, out);
-                if (dxr) dxr[k] = dot(w + k * out, dzr, out);
-            }
-        }
+    if (out_major) {
+        for (int64_t j = 0; j < out; ++j)  // dW[j, :] = sum_r dz[r, j] x[r, :]
+            weighted_row_sum(dw + j * in, static_cast<const T*>(nullptr), dz + j, out, x, in, rows, in);
+        if (dx)
+            for (int64_t r = 0; r < rows; ++r)  // dx[r, :] = sum_j dz[r, j] W[j, :]
+                weighted_row_sum(dx + r * in, static_cast<const T*>(nullptr), dz + r * out, 1, w, in, out, in);
+    } else {
+        for (int64_t k = 0; k < in; ++k)  // dW[k, :] = sum_r x[r, k] dz[r, :]
+            weighted_row_sum(dw + k * out, static_cast<const T*>(nullptr), x + k, in, dz, out, rows, out);
+        if (dx)
+            for (int64_t r = 0; r < rows; ++r)  // dx[r, k] = dz[r, :] . W[k, :]
+                row_dots(dx + r * in, 1, static_cast<const T*>(nullptr), dz + r * out, w, out, in, out);
     }
 }
 
