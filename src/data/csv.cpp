@@ -238,9 +238,9 @@ size_t find_label_column(const std::vector<std::string>& names, std::string_view
 }  // namespace
 
 LabeledData read_csv(const std::string& path, const CsvOptions& options) {
+    const std::string delimiter = show(std::string_view(&options.delimiter, 1));
     if (options.delimiter == '"' || is_line_end(options.delimiter))
-        throw Error("CSV delimiter " + show(std::string_view(&options.delimiter, 1)) +
-                    " cannot be used; choose e.g. ',', ';' or '\\t'");
+        throw file_error(path, 0, 0, "the delimiter " + delimiter + " cannot be used; choose e.g. ',', ';' or tab");
     const std::string text = read_whole_file(path);
     std::string_view body = text;
     constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
@@ -255,7 +255,7 @@ LabeledData read_csv(const std::string& path, const CsvOptions& options) {
     if (columns < 2)
         throw file_error(path, first.line, 0,
                          first_row + " has 1 column; a CSV needs feature columns and a label column "
-                                     "(is the delimiter '" + std::string(1, options.delimiter) + "' right?)");
+                                     "(is the delimiter " + delimiter + " right?)");
     std::vector<std::string> names;
     for (size_t i = 0; i < columns; ++i)
         names.push_back(options.has_header ? std::string(trim(first.fields[i].text)) : "column " + std::to_string(i));
@@ -274,11 +274,12 @@ LabeledData read_csv(const std::string& path, const CsvOptions& options) {
     auto add_row = [&](const CsvRecord& record) {
         if (record.fields.size() != columns) {
             const long column = record.fields.size() > columns ? record.fields[columns].column : record.end_column;
+            const size_t count = record.fields.size();
             throw file_error(path, record.line, column,
-                             "line " + std::to_string(record.line) + " has " + std::to_string(record.fields.size()) +
-                                 " fields, " + first_row + " has " + std::to_string(columns) +
-                                 "; every row needs one value per column (quote values that contain '" +
-                                 std::string(1, options.delimiter) + "')");
+                             "line " + std::to_string(record.line) + " has " + std::to_string(count) +
+                                 (count == 1 ? " field, " : " fields, ") + first_row + " has " +
+                                 std::to_string(columns) + "; every row needs one value per column (quote values "
+                                 "that contain " + delimiter + ")");
         }
         for (size_t i = 0; i < columns; ++i) {
             const CsvField& field = record.fields[i];
@@ -344,7 +345,8 @@ LabeledData read_csv(const std::string& path, const CsvOptions& options) {
     data.class_names.erase(std::unique(data.class_names.begin(), data.class_names.end()), data.class_names.end());
     data.y = Tensor({rows});
     for (int64_t r = 0; r < rows; ++r) {
-        const auto it = std::lower_bound(data.class_names.begin(), data.class_names.end(), text_labels[static_cast<size_t>(r)]);
+        const std::string& name = text_labels[static_cast<size_t>(r)];
+        const auto it = std::lower_bound(data.class_names.begin(), data.class_names.end(), name);
         data.y[r] = static_cast<float>(it - data.class_names.begin());
     }
     return data;

@@ -37,7 +37,8 @@ TrainTestSplit train_test_split(const Tensor& x, const Tensor& y, double test_si
     const int64_t n_train = n - n_test;
     if (n_train <= 0 || n_test <= 0)
         throw Error("train_test_split: with " + std::to_string(n) + " rows and test_size=" + format_double(test_size) +
-                    " the " + (n_train <= 0 ? "train" : "test") + " set would be empty; use more rows or another test_size");
+                    " the " + (n_train <= 0 ? "train" : "test") +
+                    " set would be empty; use more rows or another test_size");
 
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), int64_t{0});

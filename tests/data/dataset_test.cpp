@@ -203,11 +203,10 @@ TEST(DatasetShuffle, ShuffleAfterBatchMovesWholeBatches) {
     const DatasetPass pass = plan(rows_dataset(100).batch(10).shuffle(10, 2));
     EXPECT_TRUE(is_permutation_of_first(pass.rows, 100));
     EXPECT_NE(pass.rows, iota_rows(0, 100));
-    for (size_t b = 0; b < 10; ++b) {
-        const int64_t first = pass.rows[b * 10];
-        EXPECT_EQ(first % 10, 0);
-        EXPECT_EQ(Rows(pass.rows.begin() + static_cast<int64_t>(b) * 10, pass.rows.begin() + static_cast<int64_t>(b + 1) * 10),
-                  iota_rows(first, first + 10));
+    for (int64_t b = 0; b < 10; ++b) {
+        const auto batch = pass.rows.begin() + b * 10;
+        EXPECT_EQ(*batch % 10, 0);
+        EXPECT_EQ(Rows(batch, batch + 10), iota_rows(*batch, *batch + 10));
     }
 }
 

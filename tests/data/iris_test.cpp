@@ -47,13 +47,15 @@ TEST(LoadIris, HasScikitLearnsCorrectedRows35And38NotUcis) {
 }
 
 TEST(LoadIris, PerClassColumnSumsMatchTheCsv) {
-    const double expected[3][4] = {{250.3, 171.4, 73.1, 12.3}, {296.8, 138.5, 213.0, 66.3}, {329.4, 148.7, 277.6, 101.3}};
+    const double expected[3][4] = {
+        {250.3, 171.4, 73.1, 12.3}, {296.8, 138.5, 213.0, 66.3}, {329.4, 148.7, 277.6, 101.3}};
     const LabeledData iris = load_iris();
     double sums[3][4] = {};
     for (int64_t row = 0; row < 150; ++row)
         for (int col = 0; col < 4; ++col) sums[static_cast<int>(iris.y[row])][col] += iris.x.at(row, col);
     for (int label = 0; label < 3; ++label)
-        for (int col = 0; col < 4; ++col) EXPECT_NEAR(sums[label][col], expected[label][col], 1e-4) << label << "," << col;
+        for (int col = 0; col < 4; ++col)
+            EXPECT_NEAR(sums[label][col], expected[label][col], 1e-4) << "class " << label << ", column " << col;
 }
 
 TEST(LoadIris, SumOfSquaresOfAllValuesMatchesTheCsv) {
