@@ -7,15 +7,25 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/hd.hpp"
+
 namespace onefit::nn {
 
-inline float bits_to_float(uint32_t u) {
+ONEFIT_HD float bits_to_float(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+    return __uint_as_float(u);
+#else
     float f;
     std::memcpy(&f, &u, sizeof f);
     return f;
+#endif
 }
 
 // e^x = 2^n e^r, n = round(x / ln 2), |r| <= ln2 / 2, e^r by a degree-6 polynomial.
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ float exp_fast(float x) { return expf(x); }
+__device__ __forceinline__ float log1p_unit_fast(float x) { return log1pf(x); }
+#else
 [[gnu::always_inline]] inline float exp_fast(float x) {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     // Round to nearest by adding and removing 1.5 * 2^23 (no libm call, vectorises).
@@ -46,7 +56,9 @@ inline float bits_to_float(uint32_t u) {
     return 2.0f * s + 2.0f * s * s2 * p;
 }
 
-inline double exp_fast(double x) { return std::exp(x); }
-inline double log1p_unit_fast(double x) { return std::log1p(x); }
+#endif
+
+ONEFIT_HD double exp_fast(double x) { return std::exp(x); }
+ONEFIT_HD double log1p_unit_fast(double x) { return std::log1p(x); }
 
 }  // namespace onefit::nn

@@ -1,5 +1,6 @@
-// Loss math, value and gradient in one pass over a batch. Keras's definitions (see
-// include/onefit/losses.hpp); templated so tests run it in double precision.
+// Loss math, value and gradient in one pass. Keras's definitions (include/onefit/losses.hpp).
+// Per-element and per-row formulas are ONEFIT_HD (shared with the CUDA kernels); the batch
+// function below dispatches once per call. Templated so tests run it in double precision.
 //
 // Labels y have y_width columns: the prediction width for elementwise losses and one-hot
 // labels, or 1 for class indices (sparse) and for the broadcast case tf.keras 2 allows
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/hd.hpp"
 #include "nn/fastmath.hpp"
 #include "onefit/losses.hpp"
 
@@ -16,43 +18,87 @@ namespace onefit::nn {
 
 inline constexpr double kClipEpsilon = 1e-7;  // keras.backend.epsilon()
 
-// Elementwise loss f(x = p - y) and df/dp; the kind is a template argument so the batch loop
-// has no switch per element and vectorises.
 template <class T>
 struct ValueAndGrad {
     T value, grad;
 };
 
+// Elementwise loss f(p, y) and df/dp. The kind is a template argument so the batch loop has no
+// switch per element and vectorises.
 template <LossKind kKind, class T>
-inline ValueAndGrad<T> element_loss(T p, T y, T delta) {
-    T value, grad;
+ONEFIT_HD ValueAndGrad<T> element_loss(T p, T y, T delta) {
     const T x = p - y;
     if constexpr (kKind == LossKind::log_cosh) {  // |x| + log1p(e^-2|x|) - log 2, gradient tanh(x)
         const T ax = std::fabs(x);
         const T e = exp_fast(T(-2) * ax);
-        value = ax + log1p_unit_fast(e) - T(M_LN2);
         const T t = (T(1) - e) / (T(1) + e);
-        grad = x < T(0) ? -t : t;
+        return {ax + log1p_unit_fast(e) - T(M_LN2), x < T(0) ? -t : t};
     } else if constexpr (kKind == LossKind::mean_squared_error) {
-        value = x * x;
-        grad = T(2) * x;
+        return {x * x, T(2) * x};
     } else if constexpr (kKind == LossKind::mean_absolute_error) {
-        value = std::fabs(x);
-        grad = x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0));
+        return {std::fabs(x), x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0))};
     } else if constexpr (kKind == LossKind::huber) {
         const T ax = std::fabs(x);
         const bool quadratic = ax <= delta;
-        value = quadratic ? T(0.5) * x * x : delta * ax - T(0.5) * delta * delta;
-        grad = quadratic ? x : (x < T(0) ? -delta : delta);
-    } else {  // binary_crossentropy on probabilities, clipped like Keras
-        (void)delta;
+        return {quadratic ? T(0.5) * x * x : delta * ax - T(0.5) * delta * delta,
+                quadratic ? x : (x < T(0) ? -delta : delta)};
+    } else {  // binary_crossentropy on probabilities, clipped to [eps, 1 - eps] like Keras
         const T eps = T(kClipEpsilon);
         const bool clipped = p < eps || p > T(1) - eps;
-        const T pc = std::clamp(p, eps, T(1) - eps);
-        value = -(y * std::log(pc) + (T(1) - y) * std::log(T(1) - pc));
-        grad = clipped ? T(0) : (pc - y) / (pc * (T(1) - pc));
+        const T pc = p < eps ? eps : (p > T(1) - eps ? T(1) - eps : p);
+        return {-(y * std::log(pc) + (T(1) - y) * std::log(T(1) - pc)),
+                clipped ? T(0) : (pc - y) / (pc * (T(1) - pc))};
     }
-    return {value, grad};
+}
+
+// Binary crossentropy from a logit z: max(z,0) - z y + log1p(e^-|z|); gradient sigmoid(z) - y.
+template <class T>
+ONEFIT_HD ValueAndGrad<T> bce_logit_loss(T z, T y) {
+    const T e = exp_fast(-std::fabs(z));
+    const T sig = z >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
+    return {(z > T(0) ? z : T(0)) - z * y + log1p_unit_fast(e), sig - y};
+}
+
+// One row of categorical (sparse: label index) crossentropy. Returns the row's loss; with g,
+// writes dL/d(in) * scale.
+//   logits: lse(z) sum(y) - y.z, gradient softmax(z) sum(y) - y.
+//   probabilities: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q), gradient through q.
+template <class T>
+ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse, bool logits, T* g, T scale) {
+    const int64_t label = sparse ? static_cast<int64_t>(yr[0]) : -1;
+    auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j]; };
+    if (logits) {
+        T m = z[0];
+        for (int64_t j = 1; j < width; ++j) m = z[j] > m ? z[j] : m;
+        T s = 0, ysum = 0, yz = 0;
+        for (int64_t j = 0; j < width; ++j) {
+            s += exp_fast(z[j] - m);
+            ysum += target(j);
+            yz += target(j) * z[j];
+        }
+        if (g) {
+            const T inv = T(1) / s;
+            for (int64_t j = 0; j < width; ++j) g[j] = (exp_fast(z[j] - m) * inv * ysum - target(j)) * scale;
+        }
+        return (m + std::log(s)) * ysum - yz;
+    }
+    const T eps = T(kClipEpsilon);
+    T s = 0;
+    for (int64_t j = 0; j < width; ++j) s += z[j];
+    const T inv = T(1) / s;
+    T value = 0, gq_dot_q = 0;
+    for (int64_t j = 0; j < width; ++j) {
+        const T q = z[j] * inv;
+        const bool clipped = q < eps || q > T(1) - eps;
+        const T qc = q < eps ? eps : (q > T(1) - eps ? T(1) - eps : q);
+        value -= target(j) * std::log(qc);
+        const T gq = clipped ? T(0) : -target(j) / q;  // dL/dq
+        if (g) g[j] = gq;
+        gq_dot_q += gq * q;
+    }
+    if (g)  // dq_k/dp_m = (delta_km - q_k) / s
+        for (int64_t j = 0; j < width; ++j) g[j] = (g[j] - gq_dot_q) * inv * scale;
+    return value;
 }
 
 // Sum over rows of the per-sample loss (the mean over the last axis), gradient * scale / width.
@@ -92,73 +138,27 @@ double elementwise_loss_rows(const T* in, const T* y, int64_t rows, int64_t widt
 template <bool kGrad, class T>
 double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, const T* y, int64_t rows,
                              int64_t width, int64_t y_width, T* grad, T scale) {
-    double total = 0;
-    const int64_t y_step = y_width == 1 ? 0 : 1;
     switch (loss.kind) {
         case LossKind::categorical_crossentropy:
         case LossKind::sparse_categorical_crossentropy: {
             const bool sparse = loss.kind == LossKind::sparse_categorical_crossentropy;
-            for (int64_t r = 0; r < rows; ++r) {
-                const T* z = in + r * width;
-                const T* yr = y + r * y_width;
-                T* g = kGrad ? grad + r * width : nullptr;
-                const int64_t label = sparse ? static_cast<int64_t>(yr[0]) : -1;
-                if (logits_input) {  // lse(z) * sum(y) - y.z ; grad softmax(z) * sum(y) - y
-                    T m = z[0];
-                    for (int64_t j = 1; j < width; ++j) m = std::max(m, z[j]);
-                    T s = 0;
-                    for (int64_t j = 0; j < width; ++j) s += exp_fast(z[j] - m);
-                    const T lse = m + std::log(s);
-                    T ysum = 0, yz = 0;
-                    if (sparse) {
-                        ysum = 1;
-                        yz = z[label];
-                    } else {
-                        for (int64_t j = 0; j < width; ++j) ysum += yr[j], yz += yr[j] * z[j];
-                    }
-                    total += static_cast<double>(lse * ysum - yz);
-                    if constexpr (kGrad) {
-                        const T inv = T(1) / s;
-                        for (int64_t j = 0; j < width; ++j) {
-                            const T yj = sparse ? T(j == label) : yr[j];
-                            g[j] = (exp_fast(z[j] - m) * inv * ysum - yj) * scale;
-                        }
-                    }
-                } else {  // q = p / sum(p), clipped to [eps, 1-eps]; -sum(y log q)
-                    const T eps = T(kClipEpsilon);
-                    T s = 0;
-                    for (int64_t j = 0; j < width; ++j) s += z[j];
-                    const T inv = T(1) / s;
-                    T value = 0, gq_dot_q = 0;
-                    for (int64_t j = 0; j < width; ++j) {
-                        const T yj = sparse ? T(j == label) : yr[j];
-                        const T q = z[j] * inv;
-                        const T qc = std::clamp(q, eps, T(1) - eps);
-                        value -= yj * std::log(qc);
-                        const T gq = (q < eps || q > T(1) - eps) ? T(0) : -yj / q;
-                        if constexpr (kGrad) g[j] = gq;
-                        gq_dot_q += gq * q;
-                    }
-                    total += static_cast<double>(value);
-                    if constexpr (kGrad)  // dq_k/dp_m = (delta_km - q_k) / s
-                        for (int64_t j = 0; j < width; ++j) g[j] = (g[j] - gq_dot_q) * inv * scale;
-                }
-            }
+            double total = 0;
+            for (int64_t r = 0; r < rows; ++r)
+                total += static_cast<double>(crossentropy_row(in + r * width, y + r * y_width, width, sparse,
+                                                              logits_input, kGrad ? grad + r * width : nullptr, scale));
             return total;
         }
         case LossKind::binary_crossentropy:
-            if (logits_input) {  // max(z,0) - z y + log1p(e^-|z|); grad sigmoid(z) - y
+            if (logits_input) {
+                const int64_t y_step = y_width == 1 ? 0 : 1;
                 const T row_scale = scale / T(width);
+                double total = 0;
                 for (int64_t r = 0; r < rows; ++r) {
                     T row = 0;
                     for (int64_t j = 0; j < width; ++j) {
-                        const T z = in[r * width + j], yv = y[r * y_width + j * y_step];
-                        const T e = exp_fast(-std::fabs(z));
-                        row += std::max(z, T(0)) - z * yv + log1p_unit_fast(e);
-                        if constexpr (kGrad) {
-                            const T sig = z >= T(0) ? T(1) / (T(1) + e) : e / (T(1) + e);
-                            grad[r * width + j] = (sig - yv) * row_scale;
-                        }
+                        const ValueAndGrad<T> f = bce_logit_loss(in[r * width + j], y[r * y_width + j * y_step]);
+                        row += f.value;
+                        if constexpr (kGrad) grad[r * width + j] = f.grad * row_scale;
                     }
                     total += static_cast<double>(row / T(width));
                 }
@@ -178,7 +178,7 @@ double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, c
             return elementwise_loss_rows<kGrad, LossKind::huber>(in, y, rows, width, y_width, grad, scale,
                                                                 T(loss.delta));
     }
-    return total;
+    return 0;
 }
 
 }  // namespace onefit::nn

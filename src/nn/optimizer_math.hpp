@@ -1,10 +1,12 @@
-// Optimizer update rules, one fused pass over all parameters (they are contiguous in the
-// program). Keras >= 2.11 / Keras 3 formulas; t is the 1-based step count.
+// Optimizer update rules (Keras >= 2.11 / Keras 3 formulas). The per-parameter update is one
+// ONEFIT_HD function shared with the CUDA kernels; the scalars that change per step (Adam's bias
+// correction) are computed once per step into OptimizerStep. The CPU applies it in one fused pass
+// over all parameters (they are contiguous in the program). t is the 1-based step count.
 #pragma once
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "core/hd.hpp"
 #include "onefit/optimizers.hpp"
 
 namespace onefit::nn {
@@ -29,94 +31,107 @@ void optimizer_init_slots(const Optimizer& o, T* slots, int64_t n) {
     for (int64_t i = 0; i < total; ++i) slots[i] = init;
 }
 
+// Everything an update needs, as plain scalars (copyable to a GPU kernel's arguments).
+template <class T>
+struct OptimizerStep {
+    OptimizerKind kind;
+    bool amsgrad, nesterov, centered, momentum_on;
+    T lr, b1, b2, eps, mu, rho, decay;
+    T alpha;  // Adam: lr sqrt(1 - b2^t) / (1 - b1^t)
+};
+
+template <class T>
+OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t) {
+    OptimizerStep<T> c{};
+    c.kind = o.kind;
+    c.amsgrad = o.amsgrad;
+    c.nesterov = o.nesterov;
+    c.centered = o.centered;
+    c.momentum_on = o.momentum != 0.0f;
+    c.lr = T(o.learning_rate);
+    c.b1 = T(o.beta_1);
+    c.b2 = T(o.beta_2);
+    c.eps = T(o.epsilon);
+    c.mu = T(o.momentum);
+    c.rho = T(o.rho);
+    c.decay = o.kind == OptimizerKind::adamw ? T(o.learning_rate) * T(o.weight_decay) : T(0);
+    c.alpha = c.lr * std::sqrt(T(1) - std::pow(c.b2, T(t))) / (T(1) - std::pow(c.b1, T(t)));
+    return c;
+}
+
+// Updates parameter i. Slots are n apart (slot k of parameter i is slots[k * n + i]).
+template <OptimizerKind K, class T>
+ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, int64_t i, int64_t n) {
+    if constexpr (K == OptimizerKind::sgd) {
+        if (!c.momentum_on) {  // w -= lr g
+            w -= c.lr * g;
+            return;
+        }
+        // m = momentum m - lr g; w += m (nesterov: w += momentum m - lr g)
+        T& m = slots[i];
+        m = c.mu * m - c.lr * g;
+        w += c.nesterov ? c.mu * m - c.lr * g : m;
+    } else if constexpr (K == OptimizerKind::adam || K == OptimizerKind::adamw) {
+        // AdamW first decays decoupled from the gradient: w -= lr wd w (Keras: every weight).
+        w -= w * c.decay;
+        // "epsilon hat" form: w -= alpha m / (sqrt(v) + eps)
+        T& m = slots[i];
+        T& v = slots[n + i];
+        m += (g - m) * (T(1) - c.b1);
+        v += (g * g - v) * (T(1) - c.b2);
+        T vhat = v;
+        if (c.amsgrad) {
+            T& vmax = slots[2 * n + i];
+            vmax = vmax > v ? vmax : v;
+            vhat = vmax;
+        }
+        w -= c.alpha * m / (std::sqrt(vhat) + c.eps);
+    } else if constexpr (K == OptimizerKind::rmsprop) {
+        // v = rho v + (1-rho) g^2; [centered: a = rho a + (1-rho) g; v' = v - a^2]
+        // step = lr g / sqrt(v' + eps); [momentum: b = momentum b + step; w -= b] else w -= step
+        T& v = slots[i];
+        v = c.rho * v + (T(1) - c.rho) * g * g;
+        T denom = v;
+        if (c.centered) {
+            T& a = slots[(c.momentum_on ? 2 : 1) * n + i];
+            a = c.rho * a + (T(1) - c.rho) * g;
+            denom -= a * a;
+        }
+        const T step = c.lr * g / std::sqrt(denom + c.eps);
+        if (c.momentum_on) {
+            T& b = slots[n + i];
+            b = c.mu * b + step;
+            w -= b;
+        } else {
+            w -= step;
+        }
+    } else {  // adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)
+        T& acc = slots[i];
+        acc += g * g;
+        w -= c.lr * g / std::sqrt(acc + c.eps);
+    }
+}
+
+template <class F>
+ONEFIT_HD void with_optimizer(OptimizerKind k, F&& f) {
+    switch (k) {
+        case OptimizerKind::sgd: f.template operator()<OptimizerKind::sgd>(); return;
+        case OptimizerKind::adam: f.template operator()<OptimizerKind::adam>(); return;
+        case OptimizerKind::adamw: f.template operator()<OptimizerKind::adamw>(); return;
+        case OptimizerKind::rmsprop: f.template operator()<OptimizerKind::rmsprop>(); return;
+        case OptimizerKind::adagrad: f.template operator()<OptimizerKind::adagrad>(); return;
+    }
+}
+
+// One fused pass over all n parameters.
 template <class T>
 void optimizer_step(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
                     int64_t t) {
-    const T lr = T(o.learning_rate);
-    switch (o.kind) {
-        case OptimizerKind::sgd: {
-            if (o.momentum == 0.0f) {  // w -= lr g
-                for (int64_t i = 0; i < n; ++i) w[i] -= lr * g[i];
-                return;
-            }
-            // m = momentum m - lr g; w += m (nesterov: w += momentum m - lr g)
-            const T mu = T(o.momentum);
-            T* m = slots;
-            if (o.nesterov)
-                for (int64_t i = 0; i < n; ++i) {
-                    m[i] = mu * m[i] - lr * g[i];
-                    w[i] += mu * m[i] - lr * g[i];
-                }
-            else
-                for (int64_t i = 0; i < n; ++i) {
-                    m[i] = mu * m[i] - lr * g[i];
-                    w[i] += m[i];
-                }
-            return;
-        }
-        case OptimizerKind::adam:
-        case OptimizerKind::adamw: {
-            // AdamW first decays decoupled from the gradient: w -= lr wd w (Keras applies it to every weight).
-            if (o.kind == OptimizerKind::adamw && o.weight_decay != 0.0f) {
-                const T decay = lr * T(o.weight_decay);
-                for (int64_t i = 0; i < n; ++i) w[i] -= w[i] * decay;
-            }
-            // "epsilon hat" form: alpha = lr sqrt(1 - b2^t) / (1 - b1^t); w -= alpha m / (sqrt(v) + eps)
-            const T b1 = T(o.beta_1), b2 = T(o.beta_2), eps = T(o.epsilon);
-            const T alpha = lr * std::sqrt(T(1) - std::pow(b2, T(t))) / (T(1) - std::pow(b1, T(t)));
-            T* m = slots;
-            T* v = slots + n;
-            if (o.amsgrad) {
-                T* vhat = slots + 2 * n;
-                for (int64_t i = 0; i < n; ++i) {
-                    m[i] += (g[i] - m[i]) * (T(1) - b1);
-                    v[i] += (g[i] * g[i] - v[i]) * (T(1) - b2);
-                    vhat[i] = std::max(vhat[i], v[i]);
-                    w[i] -= alpha * m[i] / (std::sqrt(vhat[i]) + eps);
-                }
-            } else {
-                for (int64_t i = 0; i < n; ++i) {
-                    m[i] += (g[i] - m[i]) * (T(1) - b1);
-                    v[i] += (g[i] * g[i] - v[i]) * (T(1) - b2);
-                    w[i] -= alpha * m[i] / (std::sqrt(v[i]) + eps);
-                }
-            }
-            return;
-        }
-        case OptimizerKind::rmsprop: {
-            // v = rho v + (1-rho) g^2; [centered: a = rho a + (1-rho) g; v' = v - a^2]
-            // step = lr g / sqrt(v' + eps); [momentum: b = momentum b + step; w -= b] else w -= step
-            const T rho = T(o.rho), eps = T(o.epsilon), mu = T(o.momentum);
-            T* v = slots;
-            T* buf = o.momentum != 0.0f ? slots + n : nullptr;
-            T* avg = o.centered ? slots + n * (buf ? 2 : 1) : nullptr;
-            for (int64_t i = 0; i < n; ++i) {
-                v[i] = rho * v[i] + (T(1) - rho) * g[i] * g[i];
-                T denom = v[i];
-                if (avg) {
-                    avg[i] = rho * avg[i] + (T(1) - rho) * g[i];
-                    denom -= avg[i] * avg[i];
-                }
-                const T step = lr * g[i] / std::sqrt(denom + eps);
-                if (buf) {
-                    buf[i] = mu * buf[i] + step;
-                    w[i] -= buf[i];
-                } else {
-                    w[i] -= step;
-                }
-            }
-            return;
-        }
-        case OptimizerKind::adagrad: {  // acc += g^2; w -= lr g / sqrt(acc + eps)
-            const T eps = T(o.epsilon);
-            T* acc = slots;
-            for (int64_t i = 0; i < n; ++i) {
-                acc[i] += g[i] * g[i];
-                w[i] -= lr * g[i] / std::sqrt(acc[i] + eps);
-            }
-            return;
-        }
-    }
+    const OptimizerStep<T> c = optimizer_step_constants<T>(o, t);
+    with_optimizer(o.kind, [&]<OptimizerKind K>() {
+#pragma omp simd
+        for (int64_t i = 0; i < n; ++i) update_parameter<K>(c, w[i], g[i], slots, i, n);
+    });
 }
 
 }  // namespace onefit::nn
