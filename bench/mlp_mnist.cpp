@@ -1,1 +1,89 @@
-int main(){}
+// mlp_mnist_samples_per_s: one epoch of an MNIST-sized MLP (784 -> Dense(256, relu) ->
+// Dense(10, softmax)), sparse_categorical_crossentropy, Adam(1e-3), batch 128, shuffle on,
+// verbose 0, over 60000 synthetic MNIST-shaped samples. One fit of 1 warm-up + N timed epochs;
+// each epoch is timed from on_epoch_begin to on_epoch_end and the median is quoted.
+// bench/peers/torch_peer.py builds the very same data (same hash) for the PyTorch peer.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "onefit/onefit.hpp"
+
+namespace {
+
+// splitmix64 as a stateless hash of the index: simple, and reproducible in numpy (uint64 wraps).
+uint64_t splitmix64(uint64_t i) {
+    uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Feature j of sample i: hash(i * 784 + j), top 24 bits as a float in [0, 1).
+// Label of sample i: hash(2^40 + i) mod 10.
+onefit::LabeledData synthetic_mnist(int64_t samples, int64_t features, int64_t classes) {
+    onefit::LabeledData d;
+    d.x = onefit::Tensor({samples, features});
+    d.y = onefit::Tensor({samples});
+    for (int64_t k = 0; k < samples * features; ++k)
+        d.x[k] = static_cast<float>(splitmix64(static_cast<uint64_t>(k)) >> 40) * 0x1.0p-24f;
+    for (int64_t i = 0; i < samples; ++i)
+        d.y[i] = static_cast<float>(splitmix64((1ull << 40) + static_cast<uint64_t>(i)) % static_cast<uint64_t>(classes));
+    return d;
+}
+
+double median(std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace onefit;
+    const int timed_epochs = argc > 1 ? std::atoi(argv[1]) : 5;
+    const int64_t samples = 60000, features = 784, hidden = 256, classes = 10, batch = 128;
+    const LabeledData data = synthetic_mnist(samples, features, classes);
+
+    Sequential model({features}, 0);
+    model.add(Dense(hidden, "relu")).add(Dense(classes, "softmax"));
+    model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));
+
+    std::vector<double> epoch_s;
+    std::chrono::steady_clock::time_point begin;
+    LambdaCallback timer;
+    timer.epoch_begin = [&](int64_t) { begin = std::chrono::steady_clock::now(); };
+    timer.epoch_end = [&](int64_t epoch, const Logs&) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        if (epoch > 0) epoch_s.push_back(s);  // epoch 0 is the warm-up
+    };
+    FitOptions options;
+    options.batch_size = batch;
+    options.epochs = 1 + timed_epochs;
+    options.shuffle = true;
+    options.verbose = 0;
+    options.callbacks = {&timer};
+    const History h = model.fit(data.x, data.y, options);
+
+    const double s = median(epoch_s);
+    // The usual 6 flops per weight per sample: 2 forward, 4 backward (weight and input gradients).
+    // Counts the first layer's input gradient, which training does not need: an upper bound.
+    const double weights = double(features * hidden + hidden * classes);
+    const double flops = 6.0 * double(samples) * weights;
+    const char* blas_threads = std::getenv("OPENBLAS_NUM_THREADS");
+    std::printf("# mlp_mnist: %lld synthetic MNIST-shaped samples (splitmix64 features in [0,1), labels 0..9), "
+                "784-256(relu)-10(softmax), sparse_categorical_crossentropy, Adam(1e-3), batch %lld, shuffle, "
+                "verbose 0\n", static_cast<long long>(samples), static_cast<long long>(batch));
+    std::printf("# one fit of 1 warm-up + %d timed epochs, median epoch; loss first %.4f last %.4f; "
+                "%u hardware threads, OPENBLAS_NUM_THREADS=%s\n", timed_epochs, h["loss"].front(),
+                h["loss"].back(), std::thread::hardware_concurrency(), blas_threads ? blas_threads : "(unset)");
+    std::printf("# flops per epoch: 6 * %lld * (784*256 + 256*10) = %.3g (upper bound, see source)\n",
+                static_cast<long long>(samples), flops);
+    std::printf("mlp_mnist_epoch_s: %.4f s\n", s);
+    std::printf("mlp_mnist_samples_per_s: %.0f samples/s\n", double(samples) / s);
+    std::printf("mlp_mnist_gflops: %.2f GFLOP/s\n", flops / s * 1e-9);
+}

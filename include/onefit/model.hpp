@@ -11,6 +11,7 @@
 
 #include "onefit/callbacks.hpp"
 #include "onefit/dataset.hpp"
+#include "onefit/device.hpp"
 #include "onefit/layers.hpp"
 #include "onefit/losses.hpp"
 #include "onefit/optimizers.hpp"
@@ -35,6 +36,7 @@ struct FitOptions {
     std::vector<Callback*> callbacks;
     std::optional<uint64_t> seed;  // shuffling and dropout; default: the model's seed
     std::ostream* out = nullptr;   // where progress goes; default std::cout
+    Device device = Device::cpu;
 };
 
 struct CompileOptions {

@@ -2,6 +2,7 @@
 #pragma once
 #include "onefit/callbacks.hpp"
 #include "onefit/dataset.hpp"
+#include "onefit/device.hpp"
 #include "onefit/error.hpp"
 #include "onefit/layers.hpp"
 #include "onefit/losses.hpp"

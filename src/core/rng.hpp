@@ -3,7 +3,24 @@
 #pragma once
 #include <cstdint>
 
+#include "core/hd.hpp"
+
 namespace onefit {
+
+// A uniform float in [0, 1) from (key, counter) alone (splitmix64's finalizer): dropout masks
+// drawn this way are the same on every device and need no sequential generator state.
+ONEFIT_HD float hash_uniform(uint64_t key, uint64_t counter) {
+    uint64_t z = key + counter * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<float>(z >> 40) * 0x1.0p-24f;
+}
+
+// The dropout key of op `op` at optimizer step `step`.
+ONEFIT_HD uint64_t dropout_key(uint64_t seed, int64_t step, int64_t op) {
+    return seed ^ (static_cast<uint64_t>(step) * 0xD1B54A32D192ED03ull) ^ (static_cast<uint64_t>(op) << 56);
+}
 
 // xoshiro256** (Blackman & Vigna), seeded through splitmix64.
 class Rng {

@@ -11,6 +11,7 @@
 #include "onefit/model.hpp"
 #include "program/fit_plan.hpp"
 #include "runtime/cpu/cpu_fit.hpp"
+#include "runtime/cuda/cuda_fit.hpp"
 #include "train/checks.hpp"
 #include "train/progress.hpp"
 
@@ -135,7 +136,12 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     if (verbose > 0)
         for (const std::string& w : warnings_) std::cerr << "onefit: warning: " << w << "\n";
 
-    cpu::CpuFit<float> program(prog, plan, metrics);
+    std::unique_ptr<DeviceProgram> device_program;
+    if (options.device == Device::cuda)
+        device_program = cuda::make_cuda_fit(prog, plan, metrics);
+    else
+        device_program = std::make_unique<cpu::CpuFit<float>>(prog, plan, metrics);
+    DeviceProgram& program = *device_program;
     const bool validation = program.has_validation();
     train::ProgressPrinter progress(out, verbose, is_terminal(out), options.epochs);
     History history;

@@ -26,7 +26,7 @@ public:
         : program_(program), ops_(program.ops), max_rows_(max_rows), y_width_(y_width),
           metrics_(std::move(metrics)), params_(program.params.begin(), program.params.end()),
           grads_(params_.size()), slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
-          step_(program.optimizer_step), rng_(dropout_seed) {
+          step_(program.optimizer_step), dropout_seed_(dropout_seed) {
         const size_t n = ops_.size();
         z_.resize(n), a_.resize(n), da_.resize(n), mask_.resize(n);
         for (size_t i = 0; i < n; ++i) {
@@ -66,7 +66,8 @@ public:
                 T* m = mask_[i].data();
                 if (training && op.dropout_rate > 0.0f) {
                     const T keep = T(1) / (T(1) - T(op.dropout_rate));
-                    for (int64_t j = 0; j < n; ++j) m[j] = rng_.uniform_float() < op.dropout_rate ? T(0) : keep;
+                    const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
+                    for (int64_t j = 0; j < n; ++j) m[j] = hash_uniform(key, static_cast<uint64_t>(j)) < op.dropout_rate ? T(0) : keep;
                 } else {
                     for (int64_t j = 0; j < n; ++j) m[j] = T(1);
                 }
@@ -141,7 +142,7 @@ private:
     std::vector<nn::Metric> metrics_;
     std::vector<T> params_, grads_, slots_;
     int64_t step_;
-    Rng rng_;
+    uint64_t dropout_seed_;
     // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), dropout mask.
     std::vector<std::vector<T>> z_, a_, da_, mask_;
 };

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every benchmark (`make bench` builds them first; this script builds nothing), then each
+# installed peer (`make peers`) on the same workloads, and prints onefit's speed-up over each.
+# Every line goes to stdout and to BUILD_DIR/bench_results.txt.
+#   bash bench/run.sh BUILD_DIR
+set -uo pipefail
+build="${1:-build}"
+here="$(cd "$(dirname "$0")" && pwd)"
+python="${PYTHON:-python3}"
+results="$build/bench_results.txt"
+[ -d "$build/bench" ] || { echo "bench/run.sh: no $build/bench: run 'make bench' (it builds first)" >&2; exit 2; }
+: >"$results"
+failed=0
+
+say() { printf '%s\n' "$*" | tee -a "$results"; }
+# Runs a command, its stdout to both places. Its stderr (TensorFlow's start-up chatter) is shown
+# only when it fails; a failure is reported and remembered, not fatal.
+errors="$(mktemp)"
+trap 'rm -f "$errors"' EXIT
+run() {
+  "$@" 2>"$errors" | tee -a "$results"
+  local rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then
+    sed 's/^/# stderr: /' "$errors" | tail -n 20 | tee -a "$results"
+    say "# FAILED (exit $rc): $*"
+    failed=1
+  fi
+}
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+rev="$(git -C "$here/.." rev-parse --short HEAD 2>/dev/null || echo unknown)"
+git -C "$here/.." diff --quiet HEAD 2>/dev/null || rev="$rev+local changes"
+say "# onefit benchmarks, $(date -u +%Y-%m-%dT%H:%MZ), commit $rev, $cpu, $(nproc) cores, $(uname -sr)"
+say "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine skews every figure)"
+say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-(unset)}"
+
+[ -x "$build/bench/bench_gemm_choice" ] && run "$build/bench/bench_gemm_choice"
+run "$build/bench/bench_iris_fit"
+run "$build/bench/bench_mlp_mnist"
+run bash "$here/process_time.sh" "$build"
+
+# Peers: optional. Run with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (set on some machines for
+# onefit's tests), so each library picks its own kernels as it would for a user.
+peer() {  # peer NAME MODULES SCRIPT
+  if "$python" -c "import $2" 2>/dev/null; then
+    run env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$python" "$here/peers/$3"
+  else
+    say "# peer $1: not installed (make peers)"
+  fi
+}
+peer torch "torch, numpy, sklearn" torch_peer.py
+peer keras "tensorflow, keras, sklearn" keras_peer.py
+
+# Speed-ups from the collected lines: times peer/onefit, throughputs onefit/peer.
+value() { sed -n "s/^$1: \([0-9.eE+-]*\) .*/\1/p" "$results" | tail -n 1; }
+ratio() {  # ratio NAME NUMERATOR DENOMINATOR
+  local a b
+  a="$(value "$2")" b="$(value "$3")"
+  [ -n "$a" ] && [ -n "$b" ] && say "$1: $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }') x"
+}
+say "# speed-ups: time ratios are peer/onefit, throughput ratios onefit/peer; > 1 means onefit is faster"
+ratio iris_fit_speedup_vs_torch torch_iris_fit_us iris_fit_us
+ratio mlp_mnist_speedup_vs_torch mlp_mnist_samples_per_s torch_mlp_mnist_samples_per_s
+ratio iris_fit_speedup_vs_keras keras_iris_fit_us iris_fit_us
+ratio iris_fit_speedup_vs_keras_cold keras_iris_cold_fit_us iris_fit_us
+say "# written to $results"
+exit "$failed"

@@ -1,0 +1,72 @@
+// Files in and out: NumPy .npy and MNIST IDX arrays, safetensors weights, crash-safe writes.
+// Every reader loads the whole file, checks it completely, and throws onefit::Error naming
+// the file and what is wrong before returning anything.
+#pragma once
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "onefit/dataset.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+// ---- Arrays ----
+
+// A NumPy .npy file (format 1.0, 2.0 or 3.0, as np.save writes it) as a float32 tensor.
+// Reads little-endian float (f2, f4, f8), integer (i1..i8, u1..u8) and bool (b1) dtypes and
+// converts to float32 (f8 values beyond float32's range are refused; integers above 2^24 round).
+// fortran_order=True arrays are transposed into row-major order, so values come out in
+// numpy's C order either way. Refused: big-endian ('>f4'), structured and object dtypes,
+// .npz archives (unpack with np.load and np.save each array), truncated files, trailing bytes.
+Tensor read_npy(const std::string& path);
+
+// A MNIST-style IDX file (magic 00 00 TYPE NDIMS, big-endian u32 dims, big-endian values of
+// type 0x08 u8, 0x09 i8, 0x0B i16, 0x0C i32, 0x0D f32, 0x0E f64) as a float32 tensor.
+// The files must be uncompressed (gunzip the .gz downloads first). Pixels stay 0..255.
+Tensor read_idx(const std::string& path);
+
+// Features and labels from two array files: x of shape (N, ...) and y of shape (N,) or (N, 1).
+// x of rank 1 becomes (N, 1); x of rank 3+ (images) is flattened to (N, H*W*...).
+// Both files must hold the same number of rows. Feature and class names are left empty.
+LabeledData read_npy_pair(const std::string& x_path, const std::string& y_path);
+LabeledData read_idx_pair(const std::string& images_path, const std::string& labels_path);
+
+enum class DataFormat { csv, npy, idx };
+
+// What a data file holds: by its first bytes (\x93NUMPY, or an IDX magic 00 00 TYPE NDIMS with
+// a known type and 1..4 dimensions), else by its extension (.npy; .idx or a name ending in
+// -ubyte), else csv. Never throws: an unreadable file is judged by its name, and the reader
+// then reports why it cannot be opened.
+DataFormat detect_data_format(const std::string& path);
+const char* data_format_name(DataFormat format);  // "csv", "npy", "idx"
+
+// ---- Weights ----
+
+// Writes tensors as a safetensors file (what safetensors.numpy.load_file and
+// safetensors.torch.load_file read): an 8-byte little-endian header length N, N bytes of JSON
+// {"__metadata__": {...}, "name": {"dtype": "F32", "shape": [...], "data_offsets": [begin, end]}, ...}
+// padded with spaces to a multiple of 8, then the float32 data, little-endian, in the given
+// order. Names must be unique, non-empty and not "__metadata__". Written atomically.
+void write_safetensors(const std::string& path, const std::vector<std::pair<std::string, Tensor>>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
+// Reads a safetensors file, in the order of the data. F32 is read as is; F64, F16, BF16,
+// integer and BOOL tensors are converted to float32. Checks everything: the header length
+// against the file, the JSON, every dtype, shape and byte count, and that the data offsets
+// tile the data region exactly (no overlap, gap or trailing byte). `metadata`, when given,
+// receives "__metadata__".
+std::vector<std::pair<std::string, Tensor>> read_safetensors(const std::string& path,
+                                                             std::map<std::string, std::string>* metadata = nullptr);
+
+// ---- Crash-safe writes ----
+
+// Replaces `path` with `bytes` so that a crash or a full disk leaves either the old file or
+// the new one, never a truncated mix: writes a temporary file beside it (.NAME.tmp.PID.N),
+// fsyncs it, renames it over `path` and fsyncs the folder. An existing file keeps its
+// permission bits. On failure the temporary file is removed and Error names the path, the
+// step and the system's reason. A symbolic link at `path` is replaced, not followed.
+void write_file_atomically(const std::string& path, const std::string& bytes);
+
+}  // namespace onefit

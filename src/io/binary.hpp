@@ -1,0 +1,62 @@
+// Shared by the binary readers (.npy, IDX, safetensors): whole-file reads, byte-order loads,
+// element types converted to float32, overflow-checked sizes, and values made printable.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+// The whole file as bytes. `what` names the format in errors ("the .npy file").
+std::string read_binary_file(const std::string& path, std::string_view what);
+
+// Unsigned integers from unaligned bytes in a stated order; compilers make each one load (+ bswap).
+template <class U>
+U load_le(const unsigned char* p) {
+    U v = 0;
+    for (size_t i = 0; i < sizeof(U); ++i) v = static_cast<U>(v | static_cast<U>(static_cast<U>(p[i]) << (8 * i)));
+    return v;
+}
+
+template <class U>
+U load_be(const unsigned char* p) {
+    U v = 0;
+    for (size_t i = 0; i < sizeof(U); ++i) v = static_cast<U>((v << 8) | p[i]);
+    return v;
+}
+
+template <class U>
+void store_le(unsigned char* p, U v) {
+    for (size_t i = 0; i < sizeof(U); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+inline const unsigned char* bytes_of(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
+
+// How one stored element is laid out. Every reader converts to float32 through this.
+struct ElementType {
+    enum class Kind { floating, bfloat, signed_int, unsigned_int, boolean };
+    Kind kind = Kind::floating;
+    int size = 4;  // bytes: 1, 2, 4 or 8 (floating: 2, 4, 8; bfloat: 2; boolean: 1)
+    bool big_endian = false;
+};
+
+// Converts `count` elements at `src` to float32. Returns the index of the first finite
+// value too large for float32 (only 8-byte floats can be), or -1 when all fit.
+// 64-bit integers above 2^24 are rounded, as numpy's astype('float32') does.
+int64_t convert_to_float(const unsigned char* src, int64_t count, ElementType type, float* out);
+
+// IEEE half (binary16) bits to float.
+float half_to_float(uint16_t bits);
+
+// Elements and bytes of `shape` at `item_size` bytes each; false when either overflows
+// 64 bits or a dimension is negative.
+bool checked_sizes(const Shape& shape, int item_size, uint64_t& elements, uint64_t& bytes);
+
+// A value for an error message: quoted, control and non-ASCII bytes as \xNN, long values
+// cut, so the message stays one printable line whatever the file holds.
+std::string printable(std::string_view s, size_t max_shown = 60);
+
+}  // namespace onefit

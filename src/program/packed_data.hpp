@@ -1,0 +1,82 @@
+// The fit's data packed as a device reads it: contiguous rows of features and of labels, and
+// the validation set in evaluation order with its batch sizes. Device-independent (the CUDA
+// backend uploads exactly these arrays).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "program/fit_plan.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit {
+
+// One label per row against a wider output under an elementwise loss (the seed's case) is
+// repeated across the row once here, which is what tf.keras 2's broadcast computes, so the step
+// loop runs one flat loop over equal shapes.
+inline int64_t packed_label_width(const TrainingProgram& program, int64_t y_width) {
+    const bool crossentropy = program.loss.kind == LossKind::categorical_crossentropy ||
+                              program.loss.kind == LossKind::sparse_categorical_crossentropy;
+    return y_width == 1 && !crossentropy ? program.output_width : y_width;
+}
+
+template <class T>
+struct PackedData {
+    int64_t x_width = 0, y_width = 0, rows = 0;  // y_width: packed label width
+    std::vector<T> x, y;                          // training rows
+    std::vector<T> val_x, val_y;                  // validation rows, in evaluation order
+    std::vector<int64_t> val_batches;             // validation batch sizes
+};
+
+template <class T>
+std::vector<T> pack_labels(const Tensor& y, int64_t y_width, int64_t packed_width) {
+    if (packed_width == y_width) return std::vector<T>(y.values().begin(), y.values().end());
+    std::vector<T> out(static_cast<size_t>(y.rows() * packed_width));
+    for (int64_t r = 0; r < y.rows(); ++r)
+        for (int64_t j = 0; j < packed_width; ++j) out[static_cast<size_t>(r * packed_width + j)] = T(y[r]);
+    return out;
+}
+
+// Validation batches never exceed max_rows (the buffers' size).
+template <class T>
+PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan, int64_t max_rows) {
+    PackedData<T> d;
+    const Tensor& x = plan.dataset ? plan.dataset->x() : *plan.x;
+    const Tensor& y = plan.dataset ? plan.dataset->y() : *plan.y;
+    d.x_width = x.row_width();
+    d.y_width = packed_label_width(program, plan.y_width);
+    d.rows = x.rows();
+    d.x.assign(x.values().begin(), x.values().end());
+    d.y = pack_labels<T>(y, plan.y_width, d.y_width);
+    if (plan.val_dataset) {
+        DatasetPass pass;
+        plan.val_dataset->plan(0, -1, pass);
+        const Tensor& vx = plan.val_dataset->x();
+        const std::vector<T> vy = pack_labels<T>(plan.val_dataset->y(), plan.y_width, d.y_width);
+        for (int64_t r : pass.rows) {
+            d.val_x.insert(d.val_x.end(), vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
+            d.val_y.insert(d.val_y.end(), vy.begin() + r * d.y_width, vy.begin() + (r + 1) * d.y_width);
+        }
+        for (int64_t b : pass.batch_sizes)
+            for (int64_t done = 0; done < b; done += max_rows) d.val_batches.push_back(std::min(max_rows, b - done));
+    } else if (plan.val_x) {
+        d.val_x.assign(plan.val_x->values().begin(), plan.val_x->values().end());
+        d.val_y = pack_labels<T>(*plan.val_y, plan.y_width, d.y_width);
+        const int64_t n = plan.val_x->rows(), batch = std::min(plan.validation_batch_size, max_rows);
+        for (int64_t done = 0; done < n; done += batch) d.val_batches.push_back(std::min(batch, n - done));
+    }
+    return d;
+}
+
+// Largest validation batch: buffers must hold it too.
+inline int64_t max_validation_batch(const FitPlan& plan) {
+    if (plan.val_dataset) {
+        DatasetPass pass;
+        plan.val_dataset->plan(0, -1, pass);
+        int64_t m = 1;
+        for (int64_t b : pass.batch_sizes) m = std::max(m, b);
+        return m;
+    }
+    return plan.val_x ? std::min(plan.validation_batch_size, plan.val_x->rows()) : 1;
+}
+
+}  // namespace onefit

@@ -1,0 +1,29 @@
+// The CUDA backend's entry points, in plain C++ (no CUDA types), so the rest of onefit builds
+// and links the same with or without nvcc.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/metrics.hpp"
+#include "program/device_program.hpp"
+#include "program/fit_plan.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit::cuda {
+
+// True when the backend is compiled in and a GPU is visible; otherwise `why` says what is missing.
+bool available(std::string* why);
+std::string describe();
+
+// The fit lowered for the GPU: data uploaded once; a model whose parameters, optimizer state
+// and one batch fit in one block's shared memory runs every step of every epoch (and the
+// validation) in one persistent kernel; larger models replay a CUDA graph of cuBLAS products
+// and fused kernels per epoch. Throws Error when no GPU is usable or the model is unsupported.
+std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
+                                             const std::vector<nn::Metric>& metrics);
+
+// Kernel launches made since the process started (for the launch-count benchmark).
+long long kernel_launches();
+
+}  // namespace onefit::cuda

@@ -1,0 +1,20 @@
+#include "onefit/device.hpp"
+
+#include "onefit/error.hpp"
+#include "runtime/cuda/cuda_fit.hpp"
+
+namespace onefit {
+
+Device device_from_name(const std::string& name) {
+    if (name == "cpu") return Device::cpu;
+    if (name == "cuda" || name == "gpu") return Device::cuda;
+    throw Error("unknown device '" + name + "' (known: cpu, cuda)");
+}
+
+std::string device_name(Device device) { return device == Device::cpu ? "cpu" : "cuda"; }
+
+bool cuda_available(std::string* why) { return cuda::available(why); }
+
+std::string cuda_device_description() { return cuda::describe(); }
+
+}  // namespace onefit

@@ -1,0 +1,266 @@
+// End-to-end tests of the onefit command line: each runs the built binary, captures stdout,
+// stderr and the exit status, and checks what a user would see.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// A file name unique to this test and process, so tests can run in parallel.
+std::string temp_path(const std::string& name) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return ::testing::TempDir() + "onefit_cli_" + info->test_suite_name() + "_" + info->name() + "_" +
+           std::to_string(getpid()) + "_" + name;
+}
+
+std::string write_file(const std::string& name, const std::string& contents) {
+    const std::string path = temp_path(name);
+    std::ofstream(path, std::ios::binary) << contents;
+    return path;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `onefit ARGS...` from the repository root.
+CliResult run_cli(const std::vector<std::string>& args) {
+    const std::string err_path = temp_path("stderr.txt");
+    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
+    for (const std::string& a : args) command += " " + shell_quote(a);
+    command += " 2>" + shell_quote(err_path);
+    CliResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) return result;
+    char buffer[4096];
+    size_t got = 0;
+    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, got);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_file(err_path);
+    std::remove(err_path.c_str());
+    return result;
+}
+
+// The line of `text` starting with `prefix`, or "".
+std::string line_starting(const std::string& text, const std::string& prefix) {
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(prefix, 0) == 0) return line;
+    return "";
+}
+
+double final_value(const std::string& out, const std::string& key) {
+    std::smatch m;
+    const std::string final_line = line_starting(out, "final:");
+    if (!std::regex_search(final_line, m, std::regex(" " + key + " ([-0-9.e+]+)"))) return -1.0;
+    return std::stod(m[1]);
+}
+
+// Exit status 2 and exactly one line on stderr: "onefit: error: ...", naming `must_contain`.
+void expect_one_line_error(const CliResult& r, const std::string& must_contain) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind("onefit: error: ", 0), 0u) << r.err;
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    EXPECT_NE(r.err.find(must_contain), std::string::npos) << "missing '" << must_contain << "' in: " << r.err;
+}
+
+constexpr const char* kBroadcastWarning = "sparse_categorical_crossentropy";  // train/checks.cpp check_labels
+constexpr const char* kCoverageWarning = "without shuffling";               // check_class_coverage
+
+}  // namespace
+
+TEST(CliFit, SilentSeedRunPrintsFinalValLossAndTime) {
+    const CliResult r = run_cli({"fit", "--verbose", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("Epoch"), std::string::npos);
+    EXPECT_GE(final_value(r.out, "val_loss"), 0.0) << r.out;
+    // 20 epochs of ceil(105 / 20) = 6 steps.
+    EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nTime: [0-9.]+ s \([0-9.]+ us/step, 120 steps\)\n)"))) << r.out;
+    EXPECT_NE(r.out.find("iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh"), std::string::npos);
+}
+
+TEST(CliFit, SeedRunPrintsEpochLinesAndBothWarnings) {
+    const CliResult r = run_cli({"fit"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Epoch 20/20"), std::string::npos);
+    EXPECT_NE(r.err.find(kBroadcastWarning), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(kCoverageWarning), std::string::npos) << r.err;
+}
+
+TEST(CliFit, SilentRunStillPrintsWarnings) {
+    const CliResult r = run_cli({"fit", "--verbose", "0"});
+    EXPECT_NE(r.err.find(kBroadcastWarning), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(kCoverageWarning), std::string::npos) << r.err;
+}
+
+TEST(CliFit, IrisJsonExampleIsTheSeedRun) {
+    const CliResult seed = run_cli({"fit", "--verbose", "0"});
+    const CliResult example = run_cli({"fit", "examples/iris.json", "--verbose", "0"});
+    ASSERT_EQ(example.exit_code, 0) << example.err;
+    EXPECT_EQ(line_starting(example.out, "final:"), line_starting(seed.out, "final:"));
+    EXPECT_EQ(line_starting(example.out, "onefit:"), line_starting(seed.out, "onefit:"));
+}
+
+TEST(CliFit, IrisFixedExampleReaches95PercentWithoutWarnings) {
+    const CliResult r = run_cli({"fit", "examples/iris_fixed.json", "--verbose", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GE(final_value(r.out, "val_accuracy"), 0.95) << line_starting(r.out, "final:");
+    EXPECT_EQ(r.err.find(kBroadcastWarning), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find(kCoverageWarning), std::string::npos) << r.err;
+}
+
+TEST(CliFit, FlagsOverrideTheConfig) {
+    const CliResult r = run_cli({"fit", "examples/iris.json", "--epochs", "3", "--batch-size", "35", "--verbose", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Epoch 3/3"), std::string::npos);
+    EXPECT_EQ(r.out.find("Epoch 4/"), std::string::npos);
+    EXPECT_NE(r.out.find(", 9 steps)"), std::string::npos) << r.out;  // 3 epochs of ceil(105 / 35)
+}
+
+TEST(CliFit, ValidationSplitAppliesWhenTestSizeIsZero) {
+    const CliResult r = run_cli({"fit", "--test-size", "0", "--validation-split", "0.2", "--verbose", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("(120 train / 30 validation rows)"), std::string::npos) << r.out;
+    EXPECT_GE(final_value(r.out, "val_loss"), 0.0);
+}
+
+TEST(CliFit, TrainsOnACsvNamedByAConfigNextToIt) {
+    std::string csv = "x1,x2,kind\n";
+    for (int i = 0; i < 40; ++i)
+        csv += std::to_string(i % 2 ? 1.0 + 0.01 * i : -1.0 - 0.01 * i) + "," + std::to_string(0.5) + "," +
+               (i % 2 ? "cat" : "dog") + "\n";
+    const std::string csv_path = write_file("data.csv", csv);
+    const std::string csv_name = csv_path.substr(csv_path.rfind('/') + 1);
+    const std::string config = write_file("config.json", R"({"data": {"source": ")" + csv_name +
+                                                             R"(", "label": "kind", "shuffle_split": true},
+        "model": {"layers": [{"units": 8, "activation": "relu"}, {"type": "dropout", "rate": 0.1},
+                             {"units": 2, "activation": "softmax"}]},
+        "compile": {"loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"],
+                    "optimizer": {"name": "adam", "learning_rate": 0.05}},
+        "fit": {"epochs": 30, "batch_size": 8, "verbose": 0}})");
+    const CliResult r = run_cli({"fit", config});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("2-8-dropout(0.1)-2"), std::string::npos) << r.out;
+    EXPECT_GE(final_value(r.out, "val_accuracy"), 0.9) << r.out;
+}
+
+TEST(CliFit, LayersFlagBuildsTheModel) {
+    const CliResult r = run_cli({"fit", "--layers", "16:tanh,dropout:0.2,3:softmax", "--loss",
+                                 "sparse_categorical_crossentropy", "--metrics", "accuracy,mae", "--verbose", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("4-16-dropout(0.2)-3"), std::string::npos) << r.out;
+    EXPECT_GE(final_value(r.out, "val_mae"), 0.0) << r.out;
+}
+
+TEST(CliHelp, HelpAndVersionExitZero) {
+    const CliResult help = run_cli({"--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("fit"), std::string::npos);
+    const CliResult fit_help = run_cli({"fit", "--help"});
+    EXPECT_EQ(fit_help.exit_code, 0);
+    EXPECT_NE(fit_help.out.find("--layers"), std::string::npos);
+    EXPECT_NE(fit_help.out.find("Examples:"), std::string::npos);
+    const CliResult version = run_cli({"--version"});
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_EQ(version.out.rfind("onefit ", 0), 0u);
+}
+
+TEST(CliErrors, NoCommandOrUnknownCommand) {
+    expect_one_line_error(run_cli({}), "onefit fit");
+    expect_one_line_error(run_cli({"train"}), "train");
+}
+
+TEST(CliErrors, UnknownFlag) { expect_one_line_error(run_cli({"fit", "--epocs", "3"}), "--epocs"); }
+
+TEST(CliErrors, BadFlagValues) {
+    expect_one_line_error(run_cli({"fit", "--epochs", "many"}), "--epochs");
+    expect_one_line_error(run_cli({"fit", "--epochs", "0"}), "--epochs");
+    expect_one_line_error(run_cli({"fit", "--verbose", "3"}), "--verbose");
+    expect_one_line_error(run_cli({"fit", "--lr", "-1"}), "--lr");
+    expect_one_line_error(run_cli({"fit", "--layers", "32:relux,3:softmax"}), "relux");
+    expect_one_line_error(run_cli({"fit", "--metrics", "accuracy,f1"}), "f1");
+    expect_one_line_error(run_cli({"fit", "--optimizer", "adamm"}), "adamm");
+}
+
+TEST(CliErrors, UnknownLoss) {
+    expect_one_line_error(run_cli({"fit", "--loss", "cross_entropy"}), "cross_entropy");
+    const std::string config = write_file("loss.json", R"({"compile": {"loss": "logcoshh"}})");
+    expect_one_line_error(run_cli({"fit", config}), "compile.loss");
+}
+
+TEST(CliErrors, ConfigKeysAreChecked) {
+    const std::string typo = write_file("typo.json", R"({"compile": {"optimiser": "adam"}})");
+    expect_one_line_error(run_cli({"fit", typo}), "unknown key 'compile.optimiser'");
+    const std::string type = write_file("type.json", R"({"fit": {"epochs": "20"}})");
+    expect_one_line_error(run_cli({"fit", type}), "'fit.epochs' must be an integer");
+    const std::string huge = write_file("huge.json", R"({"fit": {"epochs": 1e300}})");
+    expect_one_line_error(run_cli({"fit", huge}), "fit.epochs");
+    const std::string layer = write_file("layer.json", R"({"model": {"layers": [{"units": 3, "activation": "soft"}]}})");
+    expect_one_line_error(run_cli({"fit", layer}), "model.layers[0].activation");
+}
+
+TEST(CliErrors, MalformedJson) {
+    const std::string path = write_file("bad.json", "{\"fit\": {\"epochs\": 20,}");
+    expect_one_line_error(run_cli({"fit", path}), path);
+    const std::string empty = write_file("empty.json", "");
+    expect_one_line_error(run_cli({"fit", empty}), empty);
+    std::string junk;
+    for (int i = 0; i < 4096; ++i) junk += static_cast<char>((i * 131 + 7) % 256);
+    const std::string binary = write_file("junk.json", junk);
+    expect_one_line_error(run_cli({"fit", binary}), binary);
+    expect_one_line_error(run_cli({"fit", "--data", binary}), binary);
+}
+
+TEST(CliErrors, MissingFiles) {
+    const std::string config = temp_path("absent.json");
+    expect_one_line_error(run_cli({"fit", config}), config);
+    const std::string csv = temp_path("absent.csv");
+    expect_one_line_error(run_cli({"fit", "--data", csv}), csv);
+}
+
+TEST(CliErrors, RaggedCsv) {
+    const std::string path = write_file("ragged.csv", "a,b,label\n1,2,0\n3,4\n");
+    expect_one_line_error(run_cli({"fit", "--data", path}), path + ":3");
+}
+
+TEST(CliErrors, NonNumericCsv) {
+    const std::string path = write_file("text.csv", "a,b,label\n1,2,0\n3,four,1\n");
+    expect_one_line_error(run_cli({"fit", "--data", path}), path + ":3");
+}
+
+TEST(CliErrors, EmptyCsv) {
+    const std::string path = write_file("empty.csv", "");
+    expect_one_line_error(run_cli({"fit", "--data", path}), path);
+}
+
+TEST(CliErrors, LabelOutOfRange) {
+    std::string csv = "a,b,label\n";
+    for (int i = 0; i < 20; ++i) csv += std::to_string(i) + ",1," + std::to_string(i % 5) + "\n";
+    const std::string path = write_file("five_classes.csv", csv);
+    // The default model predicts 3 classes; labels 3 and 4 do not fit.
+    expect_one_line_error(run_cli({"fit", "--data", path, "--loss", "sparse_categorical_crossentropy"}), path);
+    expect_one_line_error(run_cli({"fit", "--data", path, "--label", "7"}), path);
+}

@@ -1,0 +1,64 @@
+// Test files built byte by byte, independently of onefit's writers, and the errors readers throw.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "onefit/error.hpp"
+
+namespace onefit::test_files {
+
+// A path in the test temp folder named after the running test.
+inline std::string temp_path(const std::string& suffix) {
+    const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return ::testing::TempDir() + "onefit_" + info->test_suite_name() + "_" + info->name() + suffix;
+}
+
+inline std::string write_bytes(const std::string& bytes, const std::string& suffix) {
+    const std::string path = temp_path(suffix);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    return path;
+}
+
+inline std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+template <class T>
+void append_le(std::string& out, T value) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &value, sizeof(T));  // the test machine is little-endian (x86-64, arm64)
+    out.append(reinterpret_cast<const char*>(b), sizeof(T));
+}
+
+template <class T>
+void append_be(std::string& out, T value) {
+    unsigned char b[sizeof(T)];
+    std::memcpy(b, &value, sizeof(T));
+    for (size_t i = sizeof(T); i-- > 0;) out.push_back(static_cast<char>(b[i]));
+}
+
+// The message `read` throws as onefit::Error, or "" (and a failure) when it does not throw.
+template <class Read>
+std::string error_of(Read read) {
+    try {
+        read();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    ADD_FAILURE() << "expected an onefit::Error";
+    return "";
+}
+
+// True when `python3 -c CODE` succeeds (e.g. "import numpy").
+inline bool python_has(const std::string& import) {
+    return std::system(("python3 -c '" + import + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
+}  // namespace onefit::test_files

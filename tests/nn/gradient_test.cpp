@@ -1,0 +1,344 @@
+// Finite-difference checks of every gradient the CPU step loop computes. The executor runs the
+// very same templated kernels as training, in double precision (CpuExecutor<double>); each
+// analytic gradient is compared with a central difference of the loss the executor reports.
+// Parameters and inputs are random, away from the kinks (relu at 0, mae at 0, huber at delta).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "program/training_program.hpp"
+#include "runtime/cpu/cpu_executor.hpp"
+
+namespace onefit {
+namespace {
+
+constexpr double kStep = 1e-6;       // central-difference step
+constexpr double kTolerance = 1e-6;  // |analytic - numeric| / (max(|analytic|, |numeric|) + floor)
+constexpr uint64_t kDropoutSeed = 7;
+
+enum class Labels { values, probabilities, one_hot, class_index, binary };
+
+struct Problem {
+    int64_t in = 4;
+    std::vector<Layer> layers;
+    Loss loss;
+    Labels labels = Labels::values;
+    int64_t rows = 5;
+    int64_t y_width = -1;           // -1: the output width (1 for class indices)
+    double last_bias = std::nan("");  // overrides the last layer's biases (keeps relu outputs positive)
+};
+
+struct Result {
+    double worst_error = 0;
+    double largest_gradient = 0;
+    int64_t checked = 0;
+};
+
+Loss make_loss(LossKind kind, bool from_logits = false, float delta = 1.0f) {
+    Loss loss;
+    loss.kind = kind;
+    loss.from_logits = from_logits;
+    loss.delta = delta;
+    return loss;
+}
+
+// The mean loss over the batch and its gradient, from a fresh executor: every evaluation draws
+// the same dropout mask (the executor's first draw from kDropoutSeed).
+double mean_loss(const TrainingProgram& program, const std::vector<double>& params, const std::vector<double>& x,
+                 const std::vector<double>& y, int64_t rows, int64_t y_width, std::vector<double>* grads) {
+    cpu::CpuExecutor<double> executor(program, rows, {}, y_width, kDropoutSeed);
+    std::copy(params.begin(), params.end(), executor.params());
+    // loss_and_gradients returns the sum over rows; gradients are of the mean (sum over batch size).
+    const double loss = executor.loss_and_gradients(x.data(), y.data(), rows) / static_cast<double>(rows);
+    if (grads) grads->assign(executor.grads(), executor.grads() + params.size());
+    return loss;
+}
+
+Result check(const Problem& p, uint64_t seed = 1) {
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, seed);
+    const int64_t k = program.output_width;
+    const int64_t y_width = p.y_width > 0 ? p.y_width : (p.labels == Labels::class_index ? 1 : k);
+    Rng rng(seed * 7919 + 13);
+    auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.uniform_double(); };
+
+    std::vector<double> x(static_cast<size_t>(p.rows * p.in)), y(static_cast<size_t>(p.rows * y_width));
+    for (double& v : x) v = uniform(-1, 1);
+    for (int64_t r = 0; r < p.rows; ++r) {
+        double* yr = y.data() + r * y_width;
+        const int64_t cls = static_cast<int64_t>(rng.below(static_cast<uint64_t>(k)));
+        double sum = 0;
+        for (int64_t j = 0; j < y_width; ++j) {
+            switch (p.labels) {
+                case Labels::values: yr[j] = uniform(-1, 1); break;
+                case Labels::probabilities: sum += (yr[j] = uniform(0.1, 1)); break;
+                case Labels::one_hot: yr[j] = j == cls ? 1 : 0; break;
+                case Labels::class_index: yr[j] = static_cast<double>(cls); break;
+                case Labels::binary: yr[j] = rng.below(2) ? 1 : 0; break;
+            }
+        }
+        if (p.labels == Labels::probabilities)
+            for (int64_t j = 0; j < y_width; ++j) yr[j] /= sum;
+    }
+
+    std::vector<double> params(program.params.size());
+    for (double& v : params) v = uniform(-0.5, 0.5);
+    if (!std::isnan(p.last_bias)) {
+        const DenseOp& last = program.ops.back().dense;
+        for (int64_t j = 0; j < last.out; ++j) params[static_cast<size_t>(last.bias + j)] = p.last_bias;
+    }
+
+    std::vector<double> analytic;
+    const double loss = mean_loss(program, params, x, y, p.rows, y_width, &analytic);
+    // A central difference carries rounding noise of about 1e-16 |loss| / kStep: the floor scales with it.
+    const double floor = 1e-3 * std::max(1.0, std::fabs(loss));
+    Result result;
+    // Large (BLAS-sized) layers: every 7th parameter is plenty and keeps the test fast.
+    const size_t stride = params.size() > 2000 ? 7 : 1;
+    for (size_t i = 0; i < params.size(); i += stride) {
+        std::vector<double> moved = params;
+        moved[i] = params[i] + kStep;
+        const double up = mean_loss(program, moved, x, y, p.rows, y_width, nullptr);
+        moved[i] = params[i] - kStep;
+        const double down = mean_loss(program, moved, x, y, p.rows, y_width, nullptr);
+        const double numeric = (up - down) / (2 * kStep);
+        const double scale = std::max(std::fabs(analytic[i]), std::fabs(numeric)) + floor;
+        result.worst_error = std::max(result.worst_error, std::fabs(analytic[i] - numeric) / scale);
+        result.largest_gradient = std::max(result.largest_gradient, std::fabs(analytic[i]));
+        ++result.checked;
+    }
+    return result;
+}
+
+void expect_gradients_match(const Problem& p) {
+    const Result r = check(p);
+    EXPECT_LT(r.worst_error, kTolerance);
+    EXPECT_GT(r.largest_gradient, 1e-3) << "the check is vacuous: every gradient is (nearly) zero";
+    EXPECT_GT(r.checked, 0);
+}
+
+const std::vector<Activation> kActivations = {Activation::linear,  Activation::relu, Activation::leaky_relu,
+                                              Activation::elu,     Activation::sigmoid, Activation::tanh,
+                                              Activation::softmax, Activation::gelu, Activation::swish};
+
+TEST(Gradients, EveryActivationAsAHiddenLayer) {
+    for (Activation a : kActivations) {
+        SCOPED_TRACE(activation_name(a));
+        expect_gradients_match({.in = 4, .layers = {Dense(6, a), Dense(3, "linear")},
+                                .loss = make_loss(LossKind::mean_squared_error)});
+    }
+}
+
+TEST(Gradients, EveryActivationAsTheOutputLayer) {
+    for (Activation a : kActivations) {
+        SCOPED_TRACE(activation_name(a));
+        expect_gradients_match({.in = 4, .layers = {Dense(5, "tanh"), Dense(3, a)},
+                                .loss = make_loss(LossKind::mean_squared_error)});
+    }
+}
+
+TEST(Gradients, ElementwiseLosses) {
+    for (LossKind kind : {LossKind::log_cosh, LossKind::mean_squared_error, LossKind::mean_absolute_error}) {
+        SCOPED_TRACE(loss_name(kind));
+        expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "linear")}, .loss = make_loss(kind)});
+    }
+}
+
+TEST(Gradients, HuberOnBothSidesOfDelta) {
+    // Labels in [-1, 1] against outputs of similar size: with delta 0.3 some errors fall inside
+    // the quadratic zone and some in the linear one.
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "linear")},
+                            .loss = make_loss(LossKind::huber, false, 0.3f), .rows = 8});
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "linear")}, .loss = make_loss(LossKind::huber)});
+}
+
+TEST(Gradients, BinaryCrossentropyFusedWithASigmoidOutput) {
+    const Problem p{.layers = {Dense(6, "relu"), Dense(2, "sigmoid")},
+                    .loss = make_loss(LossKind::binary_crossentropy), .labels = Labels::binary};
+    ASSERT_TRUE(lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0).loss_takes_logits);
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, BinaryCrossentropyFromLogits) {
+    expect_gradients_match({.layers = {Dense(6, "relu"), Dense(2, "linear")},
+                            .loss = make_loss(LossKind::binary_crossentropy, true), .labels = Labels::binary});
+}
+
+TEST(Gradients, BinaryCrossentropyOnProbabilitiesNotFromASigmoid) {
+    // softmax + binary_crossentropy is not fused: the clipped elementwise form and softmax's Jacobian.
+    const Problem p{.layers = {Dense(6, "relu"), Dense(3, "softmax")},
+                    .loss = make_loss(LossKind::binary_crossentropy), .labels = Labels::probabilities};
+    ASSERT_FALSE(lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0).loss_takes_logits);
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, CategoricalCrossentropyFusedWithSoftmax) {
+    expect_gradients_match({.layers = {Dense(6, "relu"), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+    // Soft labels (not one-hot): the fused gradient is softmax(z) * sum(y) - y.
+    expect_gradients_match({.layers = {Dense(6, "relu"), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::probabilities});
+}
+
+TEST(Gradients, CategoricalCrossentropyFromLogitsOfALinearLayer) {
+    expect_gradients_match({.layers = {Dense(6, "elu"), Dense(4, "linear")},
+                            .loss = make_loss(LossKind::categorical_crossentropy, true), .labels = Labels::probabilities});
+}
+
+TEST(Gradients, CategoricalCrossentropyNormalisingUnfusedOutputs) {
+    // relu outputs kept positive by a bias of 3; they do not sum to one, so the loss normalises them.
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "relu")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::probabilities,
+                            .last_bias = 3.0});
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "sigmoid")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+}
+
+TEST(Gradients, SparseCategoricalCrossentropyFusedWithSoftmax) {
+    expect_gradients_match({.layers = {Dense(6, "relu"), Dense(4, "softmax")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index});
+}
+
+TEST(Gradients, SparseCategoricalCrossentropyFromLogitsOfALinearLayer) {
+    expect_gradients_match({.layers = {Dense(6, "relu"), Dense(4, "linear")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy, true),
+                            .labels = Labels::class_index});
+}
+
+TEST(Gradients, SparseCategoricalCrossentropyNormalisingUnfusedOutputs) {
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(4, "relu")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index, .last_bias = 3.0});
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(4, "sigmoid")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index});
+}
+
+TEST(Gradients, SeedCaseLogCoshWithOneLabelBroadcastAgainstThreeSoftmaxOutputs) {
+    expect_gradients_match({.layers = {Dense(32, "relu"), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::log_cosh), .labels = Labels::class_index, .rows = 6});
+}
+
+TEST(Gradients, BinaryCrossentropyWithOneLabelBroadcastAgainstTwoOutputs) {
+    expect_gradients_match({.layers = {Dense(5, "relu"), Dense(2, "linear")},
+                            .loss = make_loss(LossKind::binary_crossentropy, true), .labels = Labels::binary,
+                            .y_width = 1});
+}
+
+TEST(Gradients, LayersWithoutBias) {
+    expect_gradients_match({.layers = {Dense(6, "tanh", false), Dense(3, "softmax", false)},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index});
+}
+
+TEST(Gradients, BothWeightLayoutsInTheSmallKernels) {
+    const Problem p{.in = 9, .layers = {Dense(3, "tanh"), Dense(7, "swish"), Dense(2, "linear")},
+                    .loss = make_loss(LossKind::mean_squared_error)};
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_TRUE(program.ops[0].dense.out_major);   // 9 -> 3
+    ASSERT_FALSE(program.ops[1].dense.out_major);  // 3 -> 7
+    ASSERT_FALSE(program.ops[0].dense.use_blas);
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, BothWeightLayoutsInTheBlasKernels) {
+    // 128 x 64 = 8192 multiply-adds per sample reach the BLAS threshold; in > out then in < out.
+    const Problem p{.in = 128, .layers = {Dense(64, "tanh"), Dense(128, "sigmoid"), Dense(3, "linear", false)},
+                    .loss = make_loss(LossKind::log_cosh), .rows = 3};
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_TRUE(program.ops[0].dense.use_blas && program.ops[0].dense.out_major);
+    ASSERT_TRUE(program.ops[1].dense.use_blas && !program.ops[1].dense.out_major);
+    ASSERT_FALSE(program.ops[2].dense.use_blas);
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, BlasLayerWithoutBias) {
+    expect_gradients_match({.in = 100, .layers = {Dense(90, "relu", false), Dense(2, "linear")},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 3});
+}
+
+TEST(Gradients, DropoutWithRateZeroPassesGradientsThrough) {
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dropout(0.0f), Dense(3, "linear")},
+                            .loss = make_loss(LossKind::mean_squared_error)});
+}
+
+TEST(Gradients, DropoutWithAFixedMaskBackpropagatesThroughTheKeptUnits) {
+    // Each evaluation starts a fresh executor with the same seed, so all draw the same mask.
+    expect_gradients_match({.layers = {Dense(8, "tanh"), Dropout(0.4f), Dense(3, "linear")},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 6});
+}
+
+// Identity kernels around a Dropout: the output is the input times the mask.
+struct DropoutProbe {
+    static constexpr int64_t kWidth = 100, kRows = 60;
+    TrainingProgram program;
+    std::vector<double> ones = std::vector<double>(kWidth * kRows, 1.0);
+    explicit DropoutProbe(float rate)
+        : program(lower_sequential({kWidth},
+                                   {Dense(kWidth, "linear", false), Dropout(rate), Dense(kWidth, "linear", false)},
+                                   make_loss(LossKind::mean_squared_error), Adam(), {}, 0)) {
+        std::vector<Tensor> identity(2, Tensor({kWidth, kWidth}));
+        for (Tensor& t : identity)
+            for (int64_t i = 0; i < kWidth; ++i) t.at(i, i) = 1.0f;
+        set_program_weights(program, identity);
+    }
+};
+
+TEST(Dropout, TrainingZeroesAboutRateOfTheUnitsAndScalesTheRestByOneOverOneMinusRate) {
+    const double rate = 0.3;
+    DropoutProbe probe(static_cast<float>(rate));
+    cpu::CpuExecutor<double> executor(probe.program, DropoutProbe::kRows, {}, 1, 99);
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, true);
+    const int64_t n = DropoutProbe::kWidth * DropoutProbe::kRows;
+    const double keep_scale = 1.0 / (1.0 - static_cast<double>(static_cast<float>(rate)));
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = executor.output()[i];
+        if (v == 0.0) ++zeros;
+        else ASSERT_NEAR(v, keep_scale, 1e-12) << "unit " << i;
+    }
+    // Binomial(6000, 0.3): mean 1800, standard deviation 35.5; allow 5 deviations.
+    EXPECT_NEAR(static_cast<double>(zeros), rate * n, 5 * std::sqrt(n * rate * (1 - rate)));
+}
+
+// Masks are drawn from (seed, optimizer step, op): a new one each training step, the same one
+// for every forward pass within a step (so finite differences see a fixed function).
+std::vector<bool> dropped_units(const cpu::CpuExecutor<double>& executor, size_t n) {
+    std::vector<bool> dropped(n);
+    for (size_t i = 0; i < n; ++i) dropped[i] = executor.output()[i] == 0.0;
+    return dropped;
+}
+
+TEST(Dropout, EachTrainingStepDrawsANewMask) {
+    DropoutProbe probe(0.5f);
+    cpu::CpuExecutor<double> executor(probe.program, DropoutProbe::kRows, {}, 1, 3);
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, true);
+    const std::vector<bool> first = dropped_units(executor, probe.ones.size());
+    LogSums sums;
+    executor.train_step(probe.ones.data(), probe.ones.data(), DropoutProbe::kRows, sums);
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, true);
+    EXPECT_NE(first, dropped_units(executor, probe.ones.size()));
+}
+
+TEST(Dropout, ForwardPassesWithinOneStepShareTheMask) {
+    DropoutProbe probe(0.5f);
+    cpu::CpuExecutor<double> executor(probe.program, DropoutProbe::kRows, {}, 1, 3);
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, true);
+    const std::vector<bool> first = dropped_units(executor, probe.ones.size());
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, true);
+    EXPECT_EQ(first, dropped_units(executor, probe.ones.size()));
+}
+
+TEST(Dropout, InferenceKeepsEveryUnitUnscaled) {
+    DropoutProbe probe(0.5f);
+    cpu::CpuExecutor<double> executor(probe.program, DropoutProbe::kRows, {}, 1, 3);
+    executor.forward(probe.ones.data(), DropoutProbe::kRows, false);
+    for (size_t i = 0; i < probe.ones.size(); ++i) ASSERT_EQ(executor.output()[i], 1.0) << "unit " << i;
+}
+
+}  // namespace
+}  // namespace onefit

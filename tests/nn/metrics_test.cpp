@@ -1,0 +1,142 @@
+// Metrics as Keras computes them: "accuracy" resolves to sparse, categorical or binary
+// accuracy from the shapes (tf.keras 2 compile_utils), and each value is counted by hand here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "nn/metrics.hpp"
+#include "onefit/error.hpp"
+#include "onefit/model.hpp"
+
+namespace onefit {
+namespace {
+
+using nn::MetricKind;
+
+// The per-sample mean of a metric over rows, as fit and evaluate log it.
+double metric_mean(MetricKind kind, const std::vector<double>& p, const std::vector<double>& y, int64_t rows,
+                   int64_t width, int64_t y_width) {
+    return nn::metric_sum(kind, p.data(), y.data(), rows, width, y_width) / static_cast<double>(rows);
+}
+
+TEST(MetricResolution, AccuracyWithClassIndicesAndSeveralOutputsIsSparseCategorical) {
+    EXPECT_EQ(nn::resolve_metric("accuracy", 3, 1).kind, MetricKind::sparse_categorical_accuracy);
+    EXPECT_EQ(nn::resolve_metric("acc", 3, 1).kind, MetricKind::sparse_categorical_accuracy);
+}
+
+TEST(MetricResolution, AccuracyWithOneHotLabelsIsCategorical) {
+    EXPECT_EQ(nn::resolve_metric("accuracy", 3, 3).kind, MetricKind::categorical_accuracy);
+}
+
+TEST(MetricResolution, AccuracyWithOneOutputIsBinary) {
+    EXPECT_EQ(nn::resolve_metric("accuracy", 1, 1).kind, MetricKind::binary_accuracy);
+}
+
+TEST(MetricResolution, TheLogKeyIsTheNameTheUserGave) {
+    EXPECT_EQ(nn::resolve_metric("acc", 3, 1).name, "acc");
+    EXPECT_EQ(nn::resolve_metric("mean_absolute_error", 3, 3).name, "mean_absolute_error");
+}
+
+TEST(MetricResolution, ExplicitNamesAndAliases) {
+    EXPECT_EQ(nn::resolve_metric("sparse_categorical_accuracy", 3, 1).kind, MetricKind::sparse_categorical_accuracy);
+    EXPECT_EQ(nn::resolve_metric("categorical_accuracy", 3, 3).kind, MetricKind::categorical_accuracy);
+    EXPECT_EQ(nn::resolve_metric("binary_accuracy", 2, 2).kind, MetricKind::binary_accuracy);
+    EXPECT_EQ(nn::resolve_metric("mae", 2, 2).kind, MetricKind::mae);
+    EXPECT_EQ(nn::resolve_metric("mean_absolute_error", 2, 2).kind, MetricKind::mae);
+    EXPECT_EQ(nn::resolve_metric("mse", 2, 2).kind, MetricKind::mse);
+    EXPECT_EQ(nn::resolve_metric("mean_squared_error", 2, 2).kind, MetricKind::mse);
+}
+
+TEST(MetricResolution, UnknownNameIsAnError) {
+    EXPECT_THROW(nn::resolve_metric("f1", 3, 1), Error);
+    Sequential model({2});
+    model.add(Dense(2));
+    EXPECT_THROW(model.compile(Adam(), loss_from_name("mse"), {{"precision"}}), Error);
+}
+
+TEST(MetricValues, SparseCategoricalAccuracyComparesTheArgmaxWithTheLabel) {
+    const std::vector<double> p = {0.1, 0.7, 0.2,   // argmax 1
+                                   0.5, 0.3, 0.2,   // argmax 0
+                                   0.2, 0.3, 0.5,   // argmax 2
+                                   0.6, 0.3, 0.1};  // argmax 0
+    const std::vector<double> y = {1, 2, 2, 1};     // hits: rows 0 and 2
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::sparse_categorical_accuracy, p, y, 4, 3, 1), 2.0 / 4.0);
+}
+
+TEST(MetricValues, CategoricalAccuracyComparesTheArgmaxOfBoth) {
+    const std::vector<double> p = {0.1, 0.7, 0.2, 0.5, 0.3, 0.2, 0.2, 0.3, 0.5};
+    const std::vector<double> y = {0, 1, 0, 0, 0, 1, 0, 0, 1};  // hits: rows 0 and 2
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::categorical_accuracy, p, y, 3, 3, 3), 2.0 / 3.0);
+}
+
+TEST(MetricValues, BinaryAccuracyThresholdsPredictionsAtOneHalf) {
+    const std::vector<double> p = {0.9, 0.4, 0.51, 0.2, 0.6};
+    const std::vector<double> y = {1, 1, 1, 0, 0};  // hits: 0.9->1, 0.51->1, 0.2->0
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::binary_accuracy, p, y, 5, 1, 1), 3.0 / 5.0);
+}
+
+TEST(MetricValues, BinaryAccuracyOverSeveralOutputsIsTheMeanPerSample) {
+    const std::vector<double> p = {0.9, 0.1, 0.8, 0.7, 0.2, 0.3};
+    const std::vector<double> y = {1, 1, 1, 0, 0, 0};  // row 0: 2 of 3; row 1: 2 of 3
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::binary_accuracy, p, y, 2, 3, 3), 2.0 / 3.0);
+}
+
+TEST(MetricValues, MaeAndMseAreMeansOverOutputsThenSamples) {
+    const std::vector<double> p = {0.5, -1.0, 2.0, 0.0};
+    const std::vector<double> y = {1.0, 1.0, 0.5, -0.5};
+    // Row 0 errors (-0.5, -2): mae 1.25, mse 2.125; row 1 errors (1.5, 0.5): mae 1.0, mse 1.25.
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::mae, p, y, 2, 2, 2), (1.25 + 1.0) / 2);
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::mse, p, y, 2, 2, 2), (2.125 + 1.25) / 2);
+}
+
+TEST(MetricValues, MaeBroadcastsOneLabelColumnAgainstEveryOutput) {
+    const std::vector<double> p = {0.2, 0.3, 0.5};
+    const std::vector<double> y = {1.0};
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::mae, p, y, 1, 3, 1), (0.8 + 0.7 + 0.5) / 3);
+}
+
+// A three-class "model" whose softmax outputs follow the inputs: identity kernel, so the
+// argmax of each prediction is the argmax of its input row.
+Sequential argmax_model(const std::string& loss, const std::vector<std::string>& metrics) {
+    Sequential model({3});
+    model.add(Dense(3, "softmax", false));
+    model.compile(Adam(), loss_from_name(loss), CompileOptions{metrics});
+    Tensor kernel({3, 3});
+    for (int64_t i = 0; i < 3; ++i) kernel.at(i, i) = 1.0f;
+    model.set_weights({kernel});
+    return model;
+}
+
+const Tensor kInputs({5, 3}, {3, 0, 0,  0, 3, 0,  0, 0, 3,  3, 0, 0,  0, 3, 0});  // argmax 0 1 2 0 1
+
+TEST(MetricValues, EvaluateResolvesAccuracyFromSparseLabels) {
+    Sequential model = argmax_model("sparse_categorical_crossentropy", {"accuracy"});
+    const Logs logs = model.evaluate(kInputs, Tensor({5}, {0, 1, 1, 0, 2}), 2);  // 3 of 5 right
+    EXPECT_NEAR(logs.at("accuracy"), 0.6, 1e-12);
+}
+
+TEST(MetricValues, EvaluateResolvesAccuracyFromOneHotLabels) {
+    Sequential model = argmax_model("categorical_crossentropy", {"acc"});
+    const Tensor one_hot({5, 3}, {1, 0, 0,  0, 0, 1,  0, 0, 1,  0, 1, 0,  0, 1, 0});  // rows 0, 2, 4 right
+    const Logs logs = model.evaluate(kInputs, one_hot, 2);
+    EXPECT_NEAR(logs.at("acc"), 0.6, 1e-12);
+}
+
+TEST(MetricValues, SeedCaseAccuracyIsSparseEvenWithAnElementwiseLoss) {
+    // log_cosh with labels (N,) and 3 outputs: tf.keras 2 still picks sparse_categorical_accuracy.
+    Sequential model = argmax_model("log_cosh", {"accuracy", "mae"});
+    const Tensor labels({5}, {0, 1, 2, 2, 2});  // rows 0, 1, 2 right
+    const Logs logs = model.evaluate(kInputs, labels, 3);
+    EXPECT_NEAR(logs.at("accuracy"), 0.6, 1e-12);
+    // mae compares every output with the label value, like the loss.
+    const Tensor p = model.predict(kInputs);
+    double mae = 0;
+    for (int64_t r = 0; r < 5; ++r)
+        for (int64_t j = 0; j < 3; ++j) mae += std::fabs(double(p.at(r, j)) - double(labels[r])) / 3.0;
+    EXPECT_NEAR(logs.at("mae"), mae / 5.0, 1e-6);
+}
+
+}  // namespace
+}  // namespace onefit

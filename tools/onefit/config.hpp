@@ -1,0 +1,95 @@
+// `onefit fit`'s settings: FitConfig, read from a JSON file and then overridden by flags.
+// Every key is optional; the defaults are the seed experiment (examples/iris.json):
+//
+// {
+//   "data": {
+//     "source": "iris",         // "iris" (built in) or a CSV file, relative to the config's folder
+//     "label": "species",       // CSV label column: header name or 0-based index; default: the last
+//     "test_size": 0.3,         // fraction held out as validation data (0: none, see fit.validation_split)
+//     "shuffle_split": false,   // shuffle the rows before splitting (seeded by split_seed)
+//     "split_seed": 0
+//   },
+//   "model": {
+//     "layers": [               // the input size comes from the data; "type" defaults to "dense"
+//       {"type": "dense", "units": 32, "activation": "relu", "name": "relu", "use_bias": true},
+//       {"type": "dropout", "rate": 0.2},
+//       {"type": "dense", "units": 3, "activation": "softmax", "name": "softmax"}
+//     ]
+//   },
+//   "compile": {
+//     "optimizer": {"name": "adam", "learning_rate": 0.1},  // or just "adam" (learning rate 0.1)
+//     "loss": "log_cosh",       // Keras names: mse, mae, huber, sparse_categorical_crossentropy, ...
+//     "metrics": []             // e.g. ["accuracy", "mae"]
+//   },
+//   "fit": {
+//     "batch_size": 20,
+//     "epochs": 20,
+//     "validation_split": 0.0,  // only with data.test_size 0: the last fraction of the rows
+//     "shuffle": true,          // reshuffle the training rows every epoch
+//     "seed": 0,                // weight initialisation, shuffling and dropout
+//     "verbose": 1,             // 0 silent, 1 progress bar, 2 one line per epoch
+//     "steps_per_epoch": null   // batches per epoch; null: one pass over the training rows
+//   }
+// }
+//
+// Comments like these are allowed. Unknown keys, wrong types and values out of range are
+// errors that name the file and the key path ("iris.json: unknown key 'compile.optimiser'").
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onefit/onefit.hpp"
+
+namespace onefit::cli {
+
+// Limits that keep a mistyped number from exhausting memory or running for days.
+inline constexpr int64_t kMaxUnits = 1'000'000;
+inline constexpr int64_t kMaxEpochs = 1'000'000;
+inline constexpr int64_t kMaxSteps = 1'000'000'000;
+inline constexpr int64_t kMaxParams = 100'000'000;
+
+struct FitConfig {
+    // data
+    std::string source = "iris";  // "iris" or a CSV path (relative to the working directory)
+    std::string label;            // CSV label column; empty: the last column
+    double test_size = 0.3;
+    bool shuffle_split = false;
+    uint64_t split_seed = 0;
+    // model
+    std::vector<Layer> layers = {Dense(32, "relu", true, "relu"), Dense(3, "softmax", true, "softmax")};
+    // compile
+    std::string optimizer = "adam";
+    double learning_rate = 0.1;
+    std::string loss = "log_cosh";
+    std::vector<std::string> metrics;
+    // fit
+    int64_t batch_size = 20;
+    int64_t epochs = 20;
+    double validation_split = 0.0;
+    bool shuffle = true;
+    uint64_t seed = 0;
+    int verbose = 1;
+    int64_t steps_per_epoch = -1;  // -1: one pass over the training rows
+};
+
+// Reads a config file over the defaults. Throws Error "PATH: ..." for anything wrong with it.
+FitConfig read_config(const std::string& path);
+
+// Checks shared by the config file and the flags. `where` starts each message: "iris.json:
+// 'fit.epochs'" or "--epochs".
+void check_int(int64_t value, int64_t min, int64_t max, const std::string& where);
+void check_fraction(double value, const std::string& where);  // [0, 1)
+void check_learning_rate(double value, const std::string& where);
+void check_loss(const std::string& name, const std::string& where);
+void check_optimizer(const std::string& name, const std::string& where);
+void check_metrics(const std::vector<std::string>& names, const std::string& where);
+Layer make_dense(int64_t units, const std::string& activation, bool use_bias, const std::string& name,
+                 const std::string& where);
+Layer make_dropout(double rate, const std::string& name, const std::string& where);
+
+// A message fragment safe to print on one line: control and non-ASCII bytes escaped, cut
+// after max_chars.
+std::string printable(const std::string& text, size_t max_chars = 60);
+
+}  // namespace onefit::cli

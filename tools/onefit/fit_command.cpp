@@ -1,0 +1,175 @@
+// run_fit: data -> split -> model -> compile -> fit, then a short report: one line saying
+// what ran, the library's epoch lines and warnings, the final metrics and the fit time.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "fit_command.hpp"
+
+namespace onefit::cli {
+namespace {
+
+struct SplitData {
+    std::string name;  // "iris" or the CSV path, for the report and for errors
+    Tensor x_train, y_train;
+    std::optional<std::pair<Tensor, Tensor>> validation;  // the test split, when test_size > 0
+    int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
+};
+
+std::string format_value(double v) {
+    char text[32];
+    const double a = std::fabs(v);
+    std::snprintf(text, sizeof text, (a != 0 && a < 1e-3) ? "%.4e" : "%.4f", v);  // as Keras prints logs
+    return text;
+}
+
+std::string format_number(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+
+LabeledData load_data(const FitConfig& config) {
+    if (config.source != "iris") {
+        CsvOptions options;
+        options.label_column = config.label;
+        return read_csv(config.source, options);
+    }
+    if (!config.label.empty() && config.label != "species" && config.label != "4")
+        throw Error("label '" + printable(config.label) +
+                    "' does not apply to the built-in iris (its label is 'species'); give a CSV file to choose "
+                    "another label column");
+    return load_iris();
+}
+
+SplitData split_data(const FitConfig& config) {
+    SplitData data;
+    data.name = config.source;
+    const LabeledData all = load_data(config);
+    if (config.test_size > 0 && config.validation_split > 0)
+        throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
+                    ") or from validation_split, not both; set test_size to 0 to use validation_split");
+    if (config.test_size > 0) {
+        try {
+            TrainTestSplit split = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
+            data.x_train = std::move(split.x_train);
+            data.y_train = std::move(split.y_train);
+            data.validation.emplace(std::move(split.x_test), std::move(split.y_test));
+        } catch (const Error& e) {
+            throw Error(data.name + ": " + e.what());
+        }
+        data.train_rows = data.x_train.rows();
+        data.validation_rows = data.validation->first.rows();
+        return data;
+    }
+    data.x_train = all.x;
+    data.y_train = all.y;
+    const int64_t n = all.x.rows();
+    // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.
+    data.train_rows = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
+    data.validation_rows = config.validation_split > 0 ? n - data.train_rows : 0;
+    if (data.train_rows < 1 || (config.validation_split > 0 && data.validation_rows < 1))
+        throw Error(data.name + ": validation_split " + format_number(config.validation_split) + " of " +
+                    std::to_string(n) + " rows leaves no " + (data.train_rows < 1 ? "training" : "validation") +
+                    " rows; choose a split between " + format_number(1.0 / static_cast<double>(n)) + " and " +
+                    format_number(1.0 - 1.0 / static_cast<double>(n)));
+    return data;
+}
+
+// Counted before compile, so a mistyped width fails here instead of exhausting memory.
+void check_model_size(const FitConfig& config, int64_t features) {
+    int64_t params = 0, width = features;
+    for (const Layer& layer : config.layers) {
+        if (layer.kind != Layer::Kind::Dense) continue;
+        params += width * layer.units + (layer.use_bias ? layer.units : 0);
+        width = layer.units;
+        if (params > kMaxParams)
+            throw Error("the model has more than " + std::to_string(kMaxParams) +
+                        " parameters, more than onefit fit trains; use fewer units");
+    }
+}
+
+// "onefit: iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh, batch 20, 20 epochs"
+std::string describe_run(const FitConfig& config, const SplitData& data, int64_t features) {
+    std::string line = "onefit: " + data.name + " (" + std::to_string(data.train_rows) + " train";
+    line += data.validation_rows > 0 ? " / " + std::to_string(data.validation_rows) + " validation rows), "
+                                     : " rows, no validation), ";
+    line += std::to_string(features);
+    for (const Layer& layer : config.layers)
+        line += layer.kind == Layer::Kind::Dense ? "-" + std::to_string(layer.units)
+                                                 : "-dropout(" + format_number(layer.rate) + ")";
+    line += ", " + config.optimizer + "(lr=" + format_number(config.learning_rate) + "), " + config.loss;
+    if (!config.metrics.empty()) {
+        line += ", metrics ";
+        for (size_t i = 0; i < config.metrics.size(); ++i) line += (i ? "," : "") + config.metrics[i];
+    }
+    line += ", batch " + std::to_string(config.batch_size) + ", " + std::to_string(config.epochs) + " epochs";
+    if (config.steps_per_epoch > 0) line += " of " + std::to_string(config.steps_per_epoch) + " steps";
+    return line;
+}
+
+// "final: loss 0.0712 - accuracy 0.9714 - val_loss 0.0833 - val_accuracy 0.9778" (Keras's order).
+std::string describe_final(const History& history) {
+    std::string line = "final:";
+    for (const std::string prefix : {"", "val_"}) {
+        auto add = [&](const std::string& key, const std::vector<double>& values) {
+            if (!values.empty()) line += (line == "final:" ? " " : " - ") + key + " " + format_value(values.back());
+        };
+        const auto loss = history.history.find(prefix + "loss");
+        if (loss != history.history.end()) add(loss->first, loss->second);
+        for (const auto& [key, values] : history.history) {
+            const bool validation = key.rfind("val_", 0) == 0;
+            if (validation == !prefix.empty() && key != prefix + "loss") add(key, values);
+        }
+    }
+    return line;
+}
+
+}  // namespace
+
+int run_fit(const FitConfig& config) {
+    const SplitData data = split_data(config);
+    const int64_t features = data.x_train.dim(1);
+    check_model_size(config, features);
+
+    Sequential model({features}, config.seed);
+    for (const Layer& layer : config.layers) model.add(layer);
+    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                  loss_from_name(config.loss), CompileOptions{config.metrics});
+
+    FitOptions options;
+    options.batch_size = config.batch_size;
+    options.epochs = config.epochs;
+    options.verbose = config.verbose;
+    options.shuffle = config.shuffle;
+    options.steps_per_epoch = config.steps_per_epoch;
+    options.validation_data = data.validation;
+    options.validation_split = data.validation ? 0.0 : config.validation_split;
+
+    std::cout << describe_run(config, data, features) << std::endl;
+    History history;
+    double seconds = 0.0;
+    try {
+        const auto start = std::chrono::steady_clock::now();
+        history = model.fit(data.x_train, data.y_train, options);
+        seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (const Error& e) {
+        throw Error("training on " + data.name + ": " + e.what());
+    }
+    // fit prints its warnings unless silent; they must never go unseen.
+    if (config.verbose == 0)
+        for (const std::string& warning : model.warnings()) std::cerr << "onefit: warning: " << warning << "\n";
+
+    const int64_t batch = std::max<int64_t>(1, std::min(config.batch_size, data.train_rows));
+    const int64_t steps_per_epoch =
+        config.steps_per_epoch > 0 ? config.steps_per_epoch : (data.train_rows + batch - 1) / batch;
+    const int64_t steps = static_cast<int64_t>(history.epoch.size()) * steps_per_epoch;
+    char time_line[128];
+    std::snprintf(time_line, sizeof time_line, "Time: %.6f s (%.2f us/step, %lld steps)", seconds,
+                  steps > 0 ? seconds * 1e6 / static_cast<double>(steps) : 0.0, static_cast<long long>(steps));
+    std::cout << describe_final(history) << "\n" << time_line << std::endl;
+    return 0;
+}
+
+}  // namespace onefit::cli

@@ -1,0 +1,30 @@
+// `onefit fit [CONFIG.json] [flags]`: trains the model a config describes (the seed
+// experiment by default) and reports the final metrics and the time of model.fit.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config.hpp"
+
+namespace onefit::cli {
+
+// What the fit flags set; an empty optional keeps the config file's value.
+struct FitFlags {
+    std::string config_path;  // empty: the defaults (the seed experiment)
+    std::optional<std::string> data, label, layers, loss, optimizer, metrics;
+    std::optional<int64_t> epochs, batch_size, steps_per_epoch, verbose, seed, split_seed;
+    std::optional<double> learning_rate, validation_split, test_size;
+    std::optional<bool> shuffle, shuffle_split;
+};
+
+// fit_flags.cpp: the subcommand and its flags, and the config they produce.
+CLI::App* add_fit_command(CLI::App& app, FitFlags& flags);
+FitConfig resolve_fit_config(const FitFlags& flags);  // the config file, then the flags over it
+
+// fit_command.cpp: loads the data, builds and trains the model, prints the report; returns
+// the exit status.
+int run_fit(const FitConfig& config);
+
+}  // namespace onefit::cli

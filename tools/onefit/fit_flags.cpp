@@ -1,0 +1,162 @@
+// The `fit` subcommand's flags: each overrides one key of the config file and is checked
+// with the same rules, its errors naming the flag.
+#include <charconv>
+#include <limits>
+
+#include "fit_command.hpp"
+
+namespace onefit::cli {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> items;
+    size_t start = 0;
+    while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        if (comma > start) items.push_back(text.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return items;
+}
+
+// "32:relu,dropout:0.2,3:softmax": UNITS[:ACTIVATION] or dropout:RATE, comma separated.
+std::vector<Layer> parse_layers(const std::string& text) {
+    std::vector<Layer> layers;
+    for (const std::string& item : split_list(text)) {
+        const std::string where = "--layers '" + printable(item) + "'";
+        const size_t colon = item.find(':');
+        const std::string head = item.substr(0, colon);
+        const std::string tail = colon == std::string::npos ? "" : item.substr(colon + 1);
+        if (head == "dropout") {
+            double rate = 0.0;
+            const auto [end, ec] = std::from_chars(tail.data(), tail.data() + tail.size(), rate);
+            if (tail.empty() || ec != std::errc() || end != tail.data() + tail.size())
+                throw Error(where + ": a dropout layer is dropout:RATE, e.g. dropout:0.2");
+            layers.push_back(make_dropout(rate, "", where));
+            continue;
+        }
+        int64_t units = 0;
+        const auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), units);
+        if (head.empty() || ec != std::errc() || end != head.data() + head.size())
+            throw Error(where + ": a layer is UNITS:ACTIVATION (e.g. 32:relu) or dropout:RATE (e.g. dropout:0.2)");
+        check_int(units, 1, kMaxUnits, where + ": units");
+        layers.push_back(make_dense(units, colon == std::string::npos ? "linear" : tail, true, "", where));
+    }
+    if (layers.empty()) throw Error("--layers is empty; give e.g. 32:relu,3:softmax");
+    return layers;
+}
+
+// A flag's value into an optional; CLI11 converts and reports values of the wrong type.
+template <class T>
+CLI::Option* add(CLI::App& app, const std::string& name, std::optional<T>& target, const std::string& help) {
+    return app.add_option_function<T>(name, [&target](const T& value) { target = value; }, help);
+}
+
+}  // namespace
+
+CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
+    CLI::App* fit = app.add_subcommand(
+        "fit", "Train a dense network: the seed experiment (Iris, 4-32-3, Adam(0.1), log_cosh, 20 epochs) by "
+               "default, or the one a JSON config describes; flags override the config.");
+    fit->footer(
+        "Examples:\n"
+        "  onefit fit                                   # the seed experiment\n"
+        "  onefit fit examples/iris_fixed.json --verbose 2\n"
+        "  onefit fit --data wine.csv --label quality --layers 64:relu,dropout:0.2,10:softmax \\\n"
+        "             --loss sparse_categorical_crossentropy --metrics accuracy --epochs 50\n"
+        "The config format is documented in tools/onefit/config.hpp; see examples/iris.json.");
+    fit->add_option("config", flags.config_path, "JSON config (every key optional; defaults: the seed experiment)")
+        ->type_name("CONFIG.json");
+    add(*fit, "--data", flags.data, "CSV file with a header row (or 'iris', the built-in set)")->type_name("FILE.csv");
+    add(*fit, "--label", flags.label, "CSV label column: header name or 0-based index (default: the last)")
+        ->type_name("COLUMN");
+    add(*fit, "--layers", flags.layers, "Layers after the input, e.g. 32:relu,dropout:0.2,3:softmax")
+        ->type_name("LIST");
+    add(*fit, "--epochs", flags.epochs, "Epochs (default 20)")->type_name("N");
+    add(*fit, "--batch-size", flags.batch_size, "Batch size (default 20)")->type_name("N");
+    add(*fit, "--steps-per-epoch", flags.steps_per_epoch, "Batches per epoch (default: one pass)")->type_name("N");
+    add(*fit, "--loss", flags.loss, "Keras loss name (default log_cosh)")->type_name("NAME");
+    add(*fit, "--optimizer", flags.optimizer, "sgd, adam, adamw, rmsprop or adagrad (default adam)")
+        ->type_name("NAME");
+    add(*fit, "--lr", flags.learning_rate, "Learning rate (default 0.1)")->type_name("RATE");
+    add(*fit, "--metrics", flags.metrics, "Comma-separated metrics, e.g. accuracy,mae")->type_name("LIST");
+    add(*fit, "--test-size", flags.test_size, "Fraction of the rows held out for validation (default 0.3)")
+        ->type_name("FRACTION");
+    add(*fit, "--validation-split", flags.validation_split,
+        "With --test-size 0: validate on this last fraction of the rows")
+        ->type_name("FRACTION");
+    fit->add_flag_function("--shuffle-split", [&flags](int64_t) { flags.shuffle_split = true; },
+                           "Shuffle the rows before the test split (default: off, as the seed)");
+    add(*fit, "--split-seed", flags.split_seed, "Seed for --shuffle-split (default 0)")->type_name("N");
+    fit->add_flag_function("--shuffle", [&flags](int64_t) { flags.shuffle = true; },
+                           "Shuffle the training rows every epoch (the default)");
+    fit->add_flag_function("--no-shuffle", [&flags](int64_t) { flags.shuffle = false; },
+                           "Keep the training rows in order");
+    add(*fit, "--seed", flags.seed, "Seed for weights, shuffling and dropout (default 0)")->type_name("N");
+    add(*fit, "--verbose", flags.verbose, "0 silent, 1 progress bar, 2 one line per epoch (default 1)")
+        ->type_name("0|1|2");
+    return fit;
+}
+
+FitConfig resolve_fit_config(const FitFlags& flags) {
+    FitConfig config = flags.config_path.empty() ? FitConfig{} : read_config(flags.config_path);
+    if (flags.data) {
+        if (flags.data->empty()) throw Error("--data is empty; give a CSV path or 'iris'");
+        config.source = *flags.data;  // relative to the working directory, as shells complete it
+    }
+    if (flags.label) config.label = *flags.label;
+    if (flags.layers) config.layers = parse_layers(*flags.layers);
+    if (flags.epochs) {
+        check_int(*flags.epochs, 1, kMaxEpochs, "--epochs");
+        config.epochs = *flags.epochs;
+    }
+    if (flags.batch_size) {
+        check_int(*flags.batch_size, 1, std::numeric_limits<int32_t>::max(), "--batch-size");
+        config.batch_size = *flags.batch_size;
+    }
+    if (flags.steps_per_epoch) {
+        check_int(*flags.steps_per_epoch, 1, kMaxSteps, "--steps-per-epoch");
+        config.steps_per_epoch = *flags.steps_per_epoch;
+    }
+    if (flags.loss) {
+        check_loss(*flags.loss, "--loss");
+        config.loss = *flags.loss;
+    }
+    if (flags.optimizer) {
+        check_optimizer(*flags.optimizer, "--optimizer");
+        config.optimizer = *flags.optimizer;
+    }
+    if (flags.learning_rate) {
+        check_learning_rate(*flags.learning_rate, "--lr");
+        config.learning_rate = *flags.learning_rate;
+    }
+    if (flags.metrics) {
+        config.metrics = split_list(*flags.metrics);
+        check_metrics(config.metrics, "--metrics");
+    }
+    if (flags.test_size) {
+        check_fraction(*flags.test_size, "--test-size");
+        config.test_size = *flags.test_size;
+    }
+    if (flags.validation_split) {
+        check_fraction(*flags.validation_split, "--validation-split");
+        config.validation_split = *flags.validation_split;
+    }
+    if (flags.shuffle_split) config.shuffle_split = *flags.shuffle_split;
+    if (flags.split_seed) {
+        check_int(*flags.split_seed, 0, std::numeric_limits<int64_t>::max(), "--split-seed");
+        config.split_seed = static_cast<uint64_t>(*flags.split_seed);
+    }
+    if (flags.shuffle) config.shuffle = *flags.shuffle;
+    if (flags.seed) {
+        check_int(*flags.seed, 0, std::numeric_limits<int64_t>::max(), "--seed");
+        config.seed = static_cast<uint64_t>(*flags.seed);
+    }
+    if (flags.verbose) {
+        check_int(*flags.verbose, 0, 2, "--verbose");
+        config.verbose = static_cast<int>(*flags.verbose);
+    }
+    return config;
+}
+
+}  // namespace onefit::cli
