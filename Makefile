@@ -3,15 +3,12 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps configure build run test bench peers clean
+.PHONY: all deps configure build run test bench peers sanitize fuzz clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
-
-$(BUILD)/build.ninja: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 
 configure: deps
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
@@ -30,6 +27,12 @@ bench: build
 
 peers: deps
 	bash bench/peers/install.sh
+
+sanitize: deps
+	bash scripts/ci-sanitizers.sh
+
+fuzz: deps
+	bash scripts/ci-fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)

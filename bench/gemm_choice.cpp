@@ -261,8 +261,10 @@ std::string cpu_model(bool& avx512) {  // "model name, N logical cpus, avx512f"
       got_flags = true;
     }
   }
+  std::string load;  // other processes' load skews the multi-threaded candidates most
+  std::getline(std::ifstream("/proc/loadavg") >> std::ws, load);
   return model + ", " + std::to_string(std::thread::hardware_concurrency()) + " logical cpus" +
-         (avx512 ? ", avx512f" : "");
+         (avx512 ? ", avx512f" : "") + ", loadavg " + load.substr(0, load.find(' '));
 }
 
 }  // namespace
@@ -278,8 +280,9 @@ int main() {
       {"openblas1t", make_openblas, [] { openblas_set_num_threads(1); }},
   };
   bool avx512 = false;
-  std::string header = "# gemm_choice: median ns per sgemm (fp32 row-major fwd/dw/dx of a dense layer),"
-                       " fastest = least fwd+dw+dx";
+  std::string header = "# gemm_choice: fp32 row-major sgemm fwd/dw/dx of dense layers, median ns of " +
+                       std::to_string(kRounds * kSamples) + " samples in " + std::to_string(kRounds) +
+                       " rounds, fastest = least fwd+dw+dx";
   header += " | cpu: " + cpu_model(avx512);
   header += " | openblas: " + std::string(openblas_get_config()) + " core=" + openblas_get_corename() +
             " threads=" + std::to_string(blas_threads) + " (openblas) and 1 (openblas1t)";

@@ -2,7 +2,9 @@
 // Every reader loads the whole file, checks it completely, and throws onefit::Error naming
 // the file and what is wrong before returning anything.
 #pragma once
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +61,40 @@ void write_safetensors(const std::string& path, const std::vector<std::pair<std:
 // receives "__metadata__".
 std::vector<std::pair<std::string, Tensor>> read_safetensors(const std::string& path,
                                                              std::map<std::string, std::string>* metadata = nullptr);
+
+// ---- Models ----
+
+class Sequential;
+
+// Where training stands, saved beside a model (state.json) so that a later fit resumes exactly:
+// fit(..., FitOptions{.epochs = N, .initial_epoch = state.epoch, .seed = state.fit_seed}).
+struct TrainingState {
+    int64_t epoch = -1;          // epochs completed; -1: not known (saved without one)
+    int64_t optimizer_step = 0;  // optimizer steps taken (restored into the model by load_model)
+    uint64_t fit_seed = 0;       // the FitOptions::seed the fit ran with (shuffling and dropout)
+};
+
+// Saves a model as a folder (created if missing; its parent must exist):
+//   model.safetensors      the Keras-layout weights, "LAYER/kernel" (in, out) and "LAYER/bias" (out,), F32
+//   optimizer.safetensors  the optimizer slots "slot_0".. in program layout (compiled models only)
+//   config.json            {"format": "onefit-model", "format_version": 1, input_shape, seed, layers, loss,
+//                           optimizer, metrics}
+//   state.json             {"epoch", "optimizer_step", "fit_seed"}
+// The whole folder is replaced at once: the files are written (each fsynced) into a temporary
+// sibling folder which is then swapped with DIR (renameat2 RENAME_EXCHANGE), so a crash leaves
+// the previous save or the new one, never a mix. Other files in DIR are kept. Where the file
+// system cannot swap folders, the files are replaced one by one in the order above (weights
+// first, state.json last) and every file carries the save's id, so load_model reports an
+// interrupted save instead of mixing two. `epoch` < 0 records "not known"; fit_seed defaults to
+// model.seed() (what fit uses when FitOptions::seed is not set).
+void save_model(const Sequential& model, const std::string& dir, int64_t epoch = -1,
+                std::optional<uint64_t> fit_seed = std::nullopt);
+
+// Loads a folder save_model wrote: the architecture, the weights and, for a compiled model, the
+// loss, optimizer, metrics, optimizer slots and step, so that fitting on continues exactly.
+// Checks everything and throws Error naming the file and field.
+Sequential load_model(const std::string& dir);
+TrainingState load_training_state(const std::string& dir);  // state.json alone
 
 // ---- Crash-safe writes ----
 

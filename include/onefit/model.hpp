@@ -19,9 +19,24 @@
 
 namespace onefit {
 
+// Where a fit's time went, filled in when FitOptions::profile points at one (free when off).
+struct FitProfile {
+    std::string device;
+    double prepare_seconds = 0;     // checks, packing, program build, device upload
+    double program_seconds = 0;     // inside the compiled program: training and validation
+    double validation_seconds = 0;  // the part of program_seconds spent on validation
+    double host_seconds = 0;        // between program calls: logs, progress output, callbacks
+    double read_back_seconds = 0;   // parameters and optimizer state back to the host
+    int64_t program_calls = 0;      // host -> program calls (1 when nothing looks between epochs)
+    int64_t steps = 0;              // optimizer steps run
+};
+
 struct FitOptions {
     int64_t batch_size = 32;
     int64_t epochs = 1;
+    // The epoch to start at (Keras's initial_epoch), e.g. to resume: epochs [initial_epoch,
+    // epochs) run, and shuffling continues exactly as if the earlier epochs had just run.
+    int64_t initial_epoch = 0;
     // 0 silent, 1 progress bar (live on a terminal), 2 one line per epoch; -1 = "auto" (1).
     int verbose = -1;
     // Validation: explicit data, or the last fraction of x/y (taken before shuffling, like Keras).
@@ -37,6 +52,7 @@ struct FitOptions {
     std::optional<uint64_t> seed;  // shuffling and dropout; default: the model's seed
     std::ostream* out = nullptr;   // where progress goes; default std::cout
     Device device = Device::cpu;
+    FitProfile* profile = nullptr;
 };
 
 struct CompileOptions {
@@ -76,12 +92,17 @@ public:
     // Kernels in Keras's layout (in, out) and biases, layer by layer.
     std::vector<Tensor> get_weights() const;
     void set_weights(const std::vector<Tensor>& weights);
+    void save(const std::string& dir) const;  // save_model(*this, dir) (onefit/io.hpp)
 
     // Warnings compile/fit found (also printed by fit when verbose != 0).
     const std::vector<std::string>& warnings() const { return warnings_; }
 
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     const TrainingProgram& program() const;  // throws Error before compile()
+    // The compiled program's mutable state (parameters, optimizer slots and step count), for
+    // saving and restoring a training position (src/io). Throws Error before compile().
+    TrainingProgram& program_state();
+    uint64_t seed() const { return seed_; }
 
 private:
     History run_fit(FitPlan& plan, const FitOptions& options);

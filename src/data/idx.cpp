@@ -71,7 +71,7 @@ Tensor parse_idx(std::string_view bytes, const std::string& name) {
     uint64_t elements = 0, data_bytes = 0;
     const std::string shown = shape_to_string(shape);
     if (!checked_sizes(shape, type->element.size, elements, data_bytes))
-        throw file_error(name, 0, 0, "the IDX shape " + shown + " has more bytes than 64 bits can count");
+        throw file_error(name, 0, 0, "the IDX shape " + shown + " is too large: its size overflows 64-bit integers");
     const uint64_t available = bytes.size() - header_bytes;
     if (data_bytes != available)
         throw file_error(name, 0, 0,

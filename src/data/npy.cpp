@@ -267,7 +267,7 @@ Tensor parse_npy(std::string_view bytes, const std::string& name) {
     uint64_t elements = 0, data_bytes = 0;
     const std::string shape = shape_to_string(header.shape);
     if (!checked_sizes(header.shape, type.size, elements, data_bytes))
-        throw file_error(name, 0, 0, "the header's shape " + shape + " has more bytes than 64 bits can count");
+        throw file_error(name, 0, 0, "the header's shape " + shape + " is too large: its size overflows 64-bit integers");
     const size_t data_start = preamble + header_length;
     const uint64_t available = bytes.size() - data_start;
     if (data_bytes != available)

@@ -120,15 +120,20 @@ int64_t convert_to_float(const unsigned char* src, int64_t count, ElementType ty
 }
 
 bool checked_sizes(const Shape& shape, int item_size, uint64_t& elements, uint64_t& bytes) {
+    // The product of the non-zero dimensions must fit even when a zero makes the array empty:
+    // Tensor multiplies dimensions left to right in int64 (fuzz_idx found such a shape).
+    int64_t product = 1;
     bool has_zero = false;
     for (int64_t d : shape) {
         if (d < 0) return false;
-        has_zero = has_zero || d == 0;
+        if (d == 0) has_zero = true;
+        else if (__builtin_mul_overflow(product, d, &product)) return false;
     }
-    elements = has_zero ? 0 : 1;  // (2^40, 2^40, 0) holds nothing, so it cannot overflow
-    for (int64_t d : shape)
-        if (__builtin_mul_overflow(elements, static_cast<uint64_t>(d), &elements)) return false;
-    return !__builtin_mul_overflow(elements, static_cast<uint64_t>(item_size), &bytes);
+    int64_t byte_count = 0;
+    if (__builtin_mul_overflow(has_zero ? int64_t{0} : product, int64_t{item_size}, &byte_count)) return false;
+    elements = has_zero ? 0 : static_cast<uint64_t>(product);
+    bytes = static_cast<uint64_t>(byte_count);
+    return true;
 }
 
 std::string printable(std::string_view s, size_t max_shown) {

@@ -51,8 +51,8 @@ int64_t convert_to_float(const unsigned char* src, int64_t count, ElementType ty
 // IEEE half (binary16) bits to float.
 float half_to_float(uint16_t bits);
 
-// Elements and bytes of `shape` at `item_size` bytes each; false when either overflows
-// 64 bits or a dimension is negative.
+// Elements and bytes of `shape` at `item_size` bytes each; false when a dimension is negative
+// or the product of the non-zero dimensions, or the byte count, overflows int64.
 bool checked_sizes(const Shape& shape, int item_size, uint64_t& elements, uint64_t& bytes);
 
 // A value for an error message: quoted, control and non-ASCII bytes as \xNN, long values

@@ -50,6 +50,19 @@ struct Entry {
     uint64_t begin = 0, end = 0;
 };
 
+// A JSON value for an error message: as JSON (strings quoted, control bytes escaped), cut
+// after about 60 bytes at a character boundary.
+std::string shown(const json& value) {
+    // Invalid UTF-8 (only possible in names given to the writer) is shown as U+FFFD.
+    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() <= 60) return text;
+    size_t cut = 60;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    return text.substr(0, cut) + "...";
+}
+
+std::string shown(const std::string& name) { return shown(json(name)); }
+
 // "[begin, end]". (Built by appending: GCC 12 warns falsely on "[" + std::to_string(...).)
 std::string offsets_text(uint64_t begin, uint64_t end) {
     std::string text = "[";
@@ -86,9 +99,9 @@ json parse_header(std::string_view text, const std::string& name) {
     }
     if (!duplicate.empty())
         throw file_error(name, 0, 0,
-                         std::string(duplicate_is_tensor ? "the tensor name " : "the key ") + printable(duplicate) +
-                             " appears twice in " + (duplicate_is_tensor ? "the header" : "one header entry") +
-                             "; names must be unique");
+                         std::string(duplicate_is_tensor ? "the tensor name " : "the key ") + shown(duplicate) +
+                             " appears twice in " +
+                             (duplicate_is_tensor ? "the header; names must be unique" : "one header entry"));
     if (!header.is_object())
         throw file_error(name, 0, 0,
                          std::string("the safetensors header must be a JSON object {...}, it is ") + header.type_name());
@@ -100,13 +113,13 @@ uint64_t unsigned_field(const json& value, const std::string& what, const std::s
                         const std::string& name) {
     if (!value.is_number_unsigned())
         throw file_error(name, 0, 0,
-                         "tensor " + printable(tensor) + ": " + what + " must be a non-negative integer, got " +
-                             printable(value.dump(), 40));
+                         "tensor " + shown(tensor) + ": " + what + " must be a non-negative integer, got " +
+                             shown(value));
     return value.get<uint64_t>();
 }
 
 Entry parse_entry(const std::string& tensor, const json& info, const std::string& name) {
-    const std::string where = "tensor " + printable(tensor);
+    const std::string where = "tensor " + shown(tensor);
     if (!info.is_object())
         throw file_error(name, 0, 0,
                          where + " must be an object {\"dtype\", \"shape\", \"data_offsets\"}, it is " +
@@ -114,7 +127,7 @@ Entry parse_entry(const std::string& tensor, const json& info, const std::string
     for (const auto& [key, value] : info.items())
         if (key != "dtype" && key != "shape" && key != "data_offsets")
             throw file_error(name, 0, 0,
-                             where + " has an unexpected key " + printable(key) +
+                             where + " has an unexpected key " + shown(key) +
                                  "; entries have exactly \"dtype\", \"shape\" and \"data_offsets\"");
     for (const char* key : {"dtype", "shape", "data_offsets"})
         if (!info.contains(key)) throw file_error(name, 0, 0, where + " has no \"" + key + "\"");
@@ -129,7 +142,7 @@ Entry parse_entry(const std::string& tensor, const json& info, const std::string
         if (entry.dtype == d.name) known = &d;
     if (!known)
         throw file_error(name, 0, 0,
-                         where + " has dtype " + printable(entry.dtype) +
+                         where + " has dtype " + shown(entry.dtype) +
                              ", which onefit does not read; it reads F32 and converts F64, F16, BF16, I8..I64, "
                              "U8..U64 and BOOL to float32");
     entry.type = known->type;
@@ -145,7 +158,7 @@ Entry parse_entry(const std::string& tensor, const json& info, const std::string
 
     const json& offsets = info["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2)
-        throw file_error(name, 0, 0, where + ": \"data_offsets\" must be [begin, end], got " + printable(offsets.dump(), 40));
+        throw file_error(name, 0, 0, where + ": \"data_offsets\" must be [begin, end], got " + shown(offsets));
     entry.begin = unsigned_field(offsets[0], "\"data_offsets\" begin", tensor, name);
     entry.end = unsigned_field(offsets[1], "\"data_offsets\" end", tensor, name);
     const std::string range = offsets_text(entry.begin, entry.end);
@@ -155,7 +168,7 @@ Entry parse_entry(const std::string& tensor, const json& info, const std::string
     uint64_t elements = 0, bytes = 0;
     if (!checked_sizes(entry.shape, entry.type.size, elements, bytes))
         throw file_error(name, 0, 0,
-                         where + ": shape " + shape_to_string(entry.shape) + " has more bytes than 64 bits can count");
+                         where + ": shape " + shape_to_string(entry.shape) + " is too large: its size overflows 64-bit integers");
     if (bytes != entry.end - entry.begin)
         throw file_error(name, 0, 0,
                          where + ": shape " + shape_to_string(entry.shape) + " of " + entry.dtype + " needs " +
@@ -197,8 +210,8 @@ std::vector<std::pair<std::string, Tensor>> parse_safetensors(std::string_view b
         for (const auto& [meta_key, meta_value] : value.items()) {
             if (!meta_value.is_string())
                 throw file_error(name, 0, 0,
-                                 "\"__metadata__\" value for " + printable(meta_key) + " must be a string, got " +
-                                     printable(meta_value.dump(), 40));
+                                 "\"__metadata__\" value for " + shown(meta_key) + " must be a string, got " +
+                                     shown(meta_value));
             if (metadata) (*metadata)[meta_key] = meta_value.get<std::string>();
         }
     }
@@ -213,16 +226,16 @@ std::vector<std::pair<std::string, Tensor>> parse_safetensors(std::string_view b
         const std::string range = offsets_text(e.begin, e.end);
         if (e.end > data.size())
             throw file_error(name, 0, 0,
-                             "tensor " + printable(e.name) + " has data_offsets " + range + ", past the end of the " +
+                             "tensor " + shown(e.name) + " has data_offsets " + range + ", past the end of the " +
                                  std::to_string(data.size()) + "-byte data region; the file is truncated");
         if (e.begin < covered)
             throw file_error(name, 0, 0,
-                             "tensor " + printable(e.name) + " (data_offsets " + range + ") overlaps tensor " +
-                                 printable(previous->name) + ", which ends at " + std::to_string(covered));
+                             "tensor " + shown(e.name) + " (data_offsets " + range + ") overlaps tensor " +
+                                 shown(previous->name) + ", which ends at " + std::to_string(covered));
         if (e.begin > covered)
             throw file_error(name, 0, 0,
                              "bytes [" + std::to_string(covered) + ", " + std::to_string(e.begin) +
-                                 ") of the data region belong to no tensor (before tensor " + printable(e.name) +
+                                 ") of the data region belong to no tensor (before tensor " + shown(e.name) +
                                  "); data_offsets must tile the data without gaps");
         covered = e.end;
         previous = &e;
@@ -243,7 +256,7 @@ std::vector<std::pair<std::string, Tensor>> parse_safetensors(std::string_view b
             char value[32];
             std::snprintf(value, sizeof value, "%g", std::bit_cast<double>(load_le<uint64_t>(src + 8 * too_large)));
             throw file_error(name, 0, 0,
-                             "tensor " + printable(e.name) + ": element " + std::to_string(too_large) + " is " + value +
+                             "tensor " + shown(e.name) + ": element " + std::to_string(too_large) + " is " + value +
                                  ", beyond float32's range (about 3.4e38)");
         }
         tensors.emplace_back(e.name, Tensor(e.shape, std::move(values)));
@@ -260,13 +273,13 @@ std::string serialize_safetensors(const std::vector<std::pair<std::string, Tenso
     uint64_t offset = 0;
     for (const auto& [tensor, value] : tensors) {
         if (tensor.empty() || tensor == "__metadata__")
-            throw file_error(name, 0, 0, "cannot save a tensor named " + printable(tensor) + "; choose another name");
+            throw file_error(name, 0, 0, "cannot save a tensor named " + shown(tensor) + "; choose another name");
         if (!seen.insert(tensor).second)
-            throw file_error(name, 0, 0, "two tensors are named " + printable(tensor) + "; names must be unique");
+            throw file_error(name, 0, 0, "two tensors are named " + shown(tensor) + "; names must be unique");
         uint64_t elements = 0, bytes = 0;
         if (!checked_sizes(value.shape(), 4, elements, bytes) || elements != static_cast<uint64_t>(value.size()))
             throw file_error(name, 0, 0,
-                             "tensor " + printable(tensor) + " has shape " + shape_to_string(value.shape()) + " but " +
+                             "tensor " + shown(tensor) + " has shape " + shape_to_string(value.shape()) + " but " +
                                  std::to_string(value.size()) + " values");
         header[tensor] = {{"dtype", "F32"}, {"shape", value.shape()}, {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;

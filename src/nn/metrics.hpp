@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/hd.hpp"
+
 namespace onefit::nn {
 
 enum class MetricKind { sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse };
@@ -20,7 +22,7 @@ struct Metric {
 Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width);
 
 template <class T>
-double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width) {
+ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width) {
     double total = 0;
     const int64_t y_step = y_width == 1 ? 0 : 1;
     auto argmax = [](const T* v, int64_t n) {

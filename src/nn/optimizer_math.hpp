@@ -41,7 +41,7 @@ struct OptimizerStep {
 };
 
 template <class T>
-OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t) {
+ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t) {
     OptimizerStep<T> c{};
     c.kind = o.kind;
     c.amsgrad = o.amsgrad;
@@ -112,6 +112,10 @@ ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, 
     }
 }
 
+// Host and device code both call this with their own lambdas.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
 template <class F>
 ONEFIT_HD void with_optimizer(OptimizerKind k, F&& f) {
     switch (k) {

@@ -22,6 +22,10 @@ BatchSchedule::BatchSchedule(const FitPlan& plan, int64_t data_rows)
         max_rows_ = std::min(plan.batch_size, data_rows);
     }
     next_batch_ = pass_.batch_sizes.size();  // the first step starts a pass
+    // Resuming: draw the skipped epochs' batches so every later epoch sees exactly the batches
+    // an uninterrupted fit would.
+    for (int64_t e = 0; e < plan.initial_epoch; ++e)
+        for (int64_t s = begin_epoch(); s > 0; --s) next_batch();
 }
 
 int64_t BatchSchedule::begin_epoch() {

@@ -1,6 +1,7 @@
 // What the fit driver (src/train) asks of any device's compiled fit. Calls are per epoch or per
 // chunk of steps, never per element; the device runs everything in between on its own.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,14 @@ public:
     virtual bool has_validation() const = 0;
     // Writes parameters, optimizer state and step count back to the TrainingProgram.
     virtual void store_state() = 0;
+    // Seconds spent in validation so far, measured only after enable_profiling (a clock read per
+    // epoch end; nothing when off).
+    void enable_profiling() { profiling_ = true; }
+    double validation_seconds() const { return validation_seconds_; }
+
+protected:
+    bool profiling_ = false;
+    double validation_seconds_ = 0;
 };
 
 }  // namespace onefit

@@ -31,6 +31,7 @@ struct FitPlan {
     bool shuffle = true;       // arrays only: a new permutation each pass, as Keras
     int64_t steps_per_epoch = -1;
     int64_t epochs = 1;
+    int64_t initial_epoch = 0;  // epochs before it are skipped (their batches still drawn)
     uint64_t seed = 0;         // shuffling and dropout
     // Validation (optional): arrays, evaluated in order in batches of validation_batch_size,
     // or a Dataset, evaluated as its first pass yields it.

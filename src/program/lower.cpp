@@ -102,13 +102,17 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     for (size_t i = 0; i < layers.size(); ++i) {
         if (layers[i].kind != Layer::Kind::Dense) continue;
         const DenseOp& d = program.ops[i].dense;
-        Tensor kernel({d.in, d.out});
-        nn::initialize(layers[i].kernel_initializer, kernel.data(), kernel.size(), d.in, d.out, rng);
-        weights.push_back(std::move(kernel));
-        if (d.use_bias) {
-            Tensor bias({d.out});
-            nn::initialize(layers[i].bias_initializer, bias.data(), bias.size(), d.in, d.out, rng);
-            weights.push_back(std::move(bias));
+        try {
+            Tensor kernel({d.in, d.out});
+            nn::initialize(layers[i].kernel_initializer, kernel.data(), kernel.size(), d.in, d.out, rng);
+            weights.push_back(std::move(kernel));
+            if (d.use_bias) {
+                Tensor bias({d.out});
+                nn::initialize(layers[i].bias_initializer, bias.data(), bias.size(), d.in, d.out, rng);
+                weights.push_back(std::move(bias));
+            }
+        } catch (const Error& e) {
+            throw Error("layer '" + program.ops[i].layer_name + "': " + e.what());
         }
     }
     set_program_weights(program, weights);

@@ -3,6 +3,7 @@
 // callbacks the whole fit is one call.
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <iostream>
 
@@ -39,6 +40,9 @@ void check_options(const FitOptions& o) {
     if (!(o.validation_split >= 0.0 && o.validation_split < 1.0))
         throw Error("fit: validation_split must be in [0, 1), got " + std::to_string(o.validation_split));
     if (o.steps_per_epoch == 0 || o.steps_per_epoch < -1) throw Error("fit: steps_per_epoch must be positive");
+    if (o.initial_epoch < 0 || o.initial_epoch >= o.epochs)
+        throw Error("fit: initial_epoch must be in [0, epochs), got " + std::to_string(o.initial_epoch) + " with epochs " +
+                    std::to_string(o.epochs));
 }
 
 }  // namespace
@@ -123,10 +127,15 @@ History Sequential::fit(const Dataset& train, const FitOptions& options) {
 }
 
 History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
+    using clock = std::chrono::steady_clock;
+    const auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    const auto prepare_start = clock::now();
     TrainingProgram& prog = *program_;
+    const int64_t first_step = prog.optimizer_step;
     const int verbose = options.verbose < 0 ? 1 : options.verbose;
     std::ostream& out = options.out ? *options.out : std::cout;
     plan.epochs = options.epochs;
+    plan.initial_epoch = options.initial_epoch;
     plan.steps_per_epoch = options.steps_per_epoch;
     plan.seed = options.seed.value_or(seed_);
     plan.validation_batch_size = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
@@ -142,6 +151,20 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     else
         device_program = std::make_unique<cpu::CpuFit<float>>(prog, plan, metrics);
     DeviceProgram& program = *device_program;
+    FitProfile* profile = options.profile;
+    if (profile) {
+        *profile = FitProfile{};
+        profile->device = device_name(options.device);
+        profile->prepare_seconds = seconds_since(prepare_start);
+        program.enable_profiling();
+    }
+    // Times one call into the program (only when profiling).
+    auto call = [&](auto&& f) {
+        const auto start = profile ? clock::now() : clock::time_point{};
+        f();
+        if (profile) profile->program_seconds += seconds_since(start), ++profile->program_calls;
+    };
+    const auto host_start = clock::now();
     const bool validation = program.has_validation();
     train::ProgressPrinter progress(out, verbose, is_terminal(out), options.epochs);
     History history;
@@ -154,38 +177,49 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
         logs = epoch_logs(program.logs()[static_cast<size_t>(epoch)], metrics, validation);
         history.epoch.push_back(epoch);
         for (const auto& [k, v] : logs) history.history[k].push_back(v);
+        if (!std::isfinite(logs["loss"]) && !stop_training) {  // as keras.callbacks.TerminateOnNaN
+            warnings_.push_back("the loss became " + std::to_string(logs["loss"]) + " at epoch " +
+                                std::to_string(epoch + 1) + ": training stopped; lower the learning rate");
+            if (verbose > 0) std::cerr << "onefit: warning: " << warnings_.back() << "\n";
+            stop_training = true;
+        }
     };
     if (verbose == 0 && options.callbacks.empty()) {
-        program.run_epochs(0, options.epochs);  // nothing looks between epochs: one call
-        for (int64_t e = 0; e < options.epochs; ++e) record(e);
+        call([&] { program.run_epochs(options.initial_epoch, options.epochs); });  // nothing looks: one call
+        for (int64_t e = options.initial_epoch; e < options.epochs && !stop_training; ++e) record(e);
     } else {
-        for (int64_t epoch = 0; epoch < options.epochs && !stop_training; ++epoch) {
+        for (int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
-            if (progress.live()) {  // a live bar: steps in about 30 chunks per epoch
-                program.begin_epoch(epoch);
-                const int64_t steps = program.steps_in_epoch();
-                progress.epoch_begin(epoch, steps);
-                const int64_t chunk = std::max<int64_t>(1, steps / 30);
-                for (int64_t done = 0; done < steps;) {
-                    const int64_t n = std::min(chunk, steps - done);
-                    program.train_steps(n);
-                    done += n;
-                    const LogSums& s = program.logs()[static_cast<size_t>(epoch)].train;
-                    progress.update(done, s.loss / static_cast<double>(std::max<int64_t>(s.samples, 1)));
-                }
-                program.end_epoch();
-            } else {
-                program.begin_epoch(epoch);
-                progress.epoch_begin(epoch, program.steps_in_epoch());
-                program.train_steps(program.steps_in_epoch());
-                program.end_epoch();
+            call([&] { program.begin_epoch(epoch); });
+            const int64_t steps = program.steps_in_epoch();
+            progress.epoch_begin(epoch, steps);
+            // A live bar runs the steps in about 30 chunks; otherwise the epoch is one call.
+            const int64_t chunk = progress.live() ? std::max<int64_t>(1, steps / 30) : steps;
+            for (int64_t done = 0; done < steps;) {
+                const int64_t n = std::min(chunk, steps - done);
+                call([&] { program.train_steps(n); });
+                done += n;
+                const LogSums& s = program.logs()[static_cast<size_t>(epoch)].train;
+                if (done < steps) progress.update(done, s.loss / static_cast<double>(std::max<int64_t>(s.samples, 1)));
             }
+            call([&] { program.end_epoch(); });
             record(epoch);
             progress.epoch_end(logs);
+            // Callbacks may read or save the weights (ModelCheckpoint, EarlyStopping): give them
+            // this epoch's. One parameter copy per epoch, only when there are callbacks.
+            if (!options.callbacks.empty()) program.store_state();
             for (Callback* cb : options.callbacks) cb->on_epoch_end(epoch, logs);
         }
     }
+    const auto read_back_start = clock::now();
     program.store_state();
+    if (profile) {
+        profile->read_back_seconds = seconds_since(read_back_start);
+        profile->validation_seconds = program.validation_seconds();
+        profile->steps = prog.optimizer_step - first_step;
+        profile->host_seconds = std::max(0.0, seconds_since(host_start) - profile->program_seconds -
+                                                  profile->read_back_seconds);
+    }
     for (Callback* cb : options.callbacks) cb->on_train_end(logs);
     return history;
 }

@@ -52,6 +52,11 @@ const TrainingProgram& Sequential::program() const {
     return *program_;
 }
 
+TrainingProgram& Sequential::program_state() {
+    if (!program_) throw Error("the model is not compiled: call compile(optimizer, loss) first");
+    return *program_;
+}
+
 std::vector<Tensor> Sequential::get_weights() const {
     if (program_) return program_weights(*program_);
     if (!weights_.empty()) return weights_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -45,11 +46,13 @@ void append_be(std::string& out, T value) {
 }
 
 // The message `read` throws as onefit::Error, or "" (and a failure) when it does not throw.
+// ONEFIT_SHOW_ERRORS=1 prints each message, to review them all in one run.
 template <class Read>
 std::string error_of(Read read) {
     try {
         read();
     } catch (const Error& e) {
+        if (std::getenv("ONEFIT_SHOW_ERRORS")) std::printf("error: %s\n", e.what());
         return e.what();
     }
     ADD_FAILURE() << "expected an onefit::Error";

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <cstring>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "onefit/onefit.hpp"
+#include "program/training_program.hpp"
 
 namespace onefit {
 namespace {
@@ -56,6 +58,11 @@ bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
             std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
             return false;
     return true;
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+    if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
 }
 
 TEST(FitHistory, HasLossMetricsAndValidationKeysWithOneValuePerEpoch) {
@@ -159,6 +166,44 @@ TEST(FitSchedule, BatchSizeLargerThanTheDataIsOneFullBatch) {
     EXPECT_TRUE(same_bits(a.get_weights(), b.get_weights()));
 }
 
+TEST(FitSchedule, AnEndlessDatasetRunsStepsPerEpochBatchesInOrder) {
+    const Dataset endless = Dataset::from_tensor_slices(small_x(), small_y()).batch(4).repeat();
+    Sequential arrays = classifier(8), dataset = classifier(8);
+    arrays.fit(small_x(), small_y(), options(4, 2, false));
+    FitOptions o = options(32, 2);
+    EXPECT_THROW(dataset.fit(endless, o), Error);  // how long is an epoch?
+    o.steps_per_epoch = 3;
+    dataset.fit(endless, o);
+    EXPECT_TRUE(same_bits(arrays.get_weights(), dataset.get_weights()));
+}
+
+TEST(FitReproducibility, ProgressOutputAndCallbacksDoNotChangeTheResult) {
+    // verbose 0 runs all epochs in one call; logging and callbacks stop at each epoch end.
+    Sequential quiet = classifier(4, true), logged = classifier(4, true), called = classifier(4, true);
+    quiet.fit(small_x(), small_y(), options(3, 4));
+    std::ostringstream out;
+    FitOptions verbose = options(3, 4);
+    verbose.verbose = 2;
+    verbose.out = &out;
+    logged.fit(small_x(), small_y(), verbose);
+    LambdaCallback nothing;
+    FitOptions with_callback = options(3, 4);
+    with_callback.callbacks = {&nothing};
+    called.fit(small_x(), small_y(), with_callback);
+    EXPECT_TRUE(same_bits(quiet.get_weights(), logged.get_weights()));
+    EXPECT_TRUE(same_bits(quiet.get_weights(), called.get_weights()));
+    EXPECT_TRUE(contains(out.str(), "loss"));
+}
+
+TEST(FitReproducibility, RecompilingKeepsTheTrainedWeightsAndRestartsTheOptimizer) {
+    Sequential model = classifier(2);
+    model.fit(small_x(), small_y(), options(4, 2));
+    const std::vector<Tensor> trained = model.get_weights();
+    model.compile(SGD(), loss_from_name("sparse_categorical_crossentropy"));
+    EXPECT_TRUE(same_bits(model.get_weights(), trained));
+    EXPECT_EQ(model.program().optimizer_step, 0);
+}
+
 TEST(FitLearning, IrisReachesNinetyFivePercentValidationAccuracy) {
     const LabeledData iris = load_iris();
     const TrainTestSplit d = train_test_split(iris.x, iris.y, 0.3, true, 42);
@@ -250,11 +295,6 @@ TEST(EvaluatePredict, EvaluateReturnsLossAndEachMetric) {
 TEST(EvaluatePredict, PredictIsIndependentOfTheBatchSize) {
     Sequential model = classifier(9, true);  // dropout is off outside training
     EXPECT_EQ(model.predict(small_x(), 1).values(), model.predict(small_x(), 10).values());
-}
-
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-    if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
 }
 
 template <class F>

@@ -197,7 +197,7 @@ public:
     }
 
     void read_fit(const json& fit, FitConfig& config) const {
-        check_object(fit, "fit", {"batch_size", "epochs", "validation_split", "shuffle", "seed", "verbose", "steps_per_epoch"});
+        check_object(fit, "fit", {"batch_size", "epochs", "validation_split", "shuffle", "seed", "verbose", "steps_per_epoch", "device"});
         const int64_t max_int = std::numeric_limits<int32_t>::max();
         if (fit.contains("batch_size")) config.batch_size = integer(fit["batch_size"], "fit.batch_size", 1, max_int);
         if (fit.contains("epochs")) config.epochs = integer(fit["epochs"], "fit.epochs", 1, kMaxEpochs);
@@ -208,6 +208,10 @@ public:
         if (fit.contains("shuffle")) config.shuffle = boolean(fit["shuffle"], "fit.shuffle");
         if (fit.contains("seed")) config.seed = seed(fit["seed"], "fit.seed");
         if (fit.contains("verbose")) config.verbose = static_cast<int>(integer(fit["verbose"], "fit.verbose", 0, 2));
+        if (fit.contains("device")) {
+            config.device = string(fit["device"], "fit.device");
+            check_device(config.device, where("fit.device"));
+        }
         if (fit.contains("steps_per_epoch") && !fit["steps_per_epoch"].is_null())
             config.steps_per_epoch = integer(fit["steps_per_epoch"], "fit.steps_per_epoch", 1, kMaxSteps);
     }
@@ -261,6 +265,14 @@ void check_learning_rate(double value, const std::string& where) {
 }
 
 // The library's own name tables decide; the message gains the key or flag.
+void check_device(const std::string& name, const std::string& where) {
+    try {
+        device_from_name(name);
+    } catch (const Error& e) {
+        throw Error(where + ": " + e.what());
+    }
+}
+
 void check_loss(const std::string& name, const std::string& where) {
     try {
         loss_from_name(name);

@@ -25,10 +25,11 @@
 //     "batch_size": 20,
 //     "epochs": 20,
 //     "validation_split": 0.0,  // only with data.test_size 0: the last fraction of the rows
-//     "shuffle": true,          // reshuffle the training rows every epoch
+//     "shuffle": false,         // reshuffle the training rows every epoch (off: the seed's pipeline)
 //     "seed": 0,                // weight initialisation, shuffling and dropout
 //     "verbose": 1,             // 0 silent, 1 progress bar, 2 one line per epoch
-//     "steps_per_epoch": null   // batches per epoch; null: one pass over the training rows
+//     "steps_per_epoch": null,  // batches per epoch; null: one pass over the training rows
+//     "device": "cpu"           // "cpu" or "cuda"
 //   }
 // }
 //
@@ -67,10 +68,20 @@ struct FitConfig {
     int64_t batch_size = 20;
     int64_t epochs = 20;
     double validation_split = 0.0;
-    bool shuffle = true;
+    bool shuffle = false;  // the seed feeds an unshuffled tf.data pipeline; Keras's array default is true
     uint64_t seed = 0;
     int verbose = 1;
     int64_t steps_per_epoch = -1;  // -1: one pass over the training rows
+    std::string device = "cpu";    // "cpu" or "cuda"
+    // Flags only (not in the config file): labels of an .npy/IDX --data, and persistence.
+    std::string labels;                  // --labels: the label array beside an .npy or IDX --data
+    std::string save_dir;                // --save: save_model at the end
+    std::string resume_dir;              // --resume: load the model and state, continue to epochs
+    std::string checkpoint_dir;          // --checkpoint: ModelCheckpoint folder ({epoch} allowed)
+    bool checkpoint_best = false;        // --checkpoint-best: save_best_only
+    int64_t early_stopping_patience = -1;  // --early-stopping-patience; -1: off
+    std::string monitor = "val_loss";    // --monitor: what checkpoint and early stopping watch
+    std::string csv_log;                 // --csv-log: CSVLogger file
 };
 
 // Reads a config file over the defaults. Throws Error "PATH: ..." for anything wrong with it.
@@ -82,6 +93,7 @@ void check_int(int64_t value, int64_t min, int64_t max, const std::string& where
 void check_fraction(double value, const std::string& where);  // [0, 1)
 void check_learning_rate(double value, const std::string& where);
 void check_loss(const std::string& name, const std::string& where);
+void check_device(const std::string& name, const std::string& where);
 void check_optimizer(const std::string& name, const std::string& where);
 void check_metrics(const std::vector<std::string>& names, const std::string& where);
 Layer make_dense(int64_t units, const std::string& activation, bool use_bias, const std::string& name,

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <utility>
 
+#include "explain_command.hpp"
 #include "fit_command.hpp"
+#include "model_commands.hpp"
 
 namespace onefit::cli {
 namespace {
@@ -31,11 +34,7 @@ std::string format_number(double v) {
 }
 
 LabeledData load_data(const FitConfig& config) {
-    if (config.source != "iris") {
-        CsvOptions options;
-        options.label_column = config.label;
-        return read_csv(config.source, options);
-    }
+    if (config.source != "iris") return load_labeled_data(config.source, config.label, config.labels);
     if (!config.label.empty() && config.label != "species" && config.label != "4")
         throw Error("label '" + printable(config.label) +
                     "' does not apply to the built-in iris (its label is 'species'); give a CSV file to choose "
@@ -128,24 +127,40 @@ std::string describe_final(const History& history) {
 
 }  // namespace
 
-int run_fit(const FitConfig& config) {
+int run_fit(const FitConfig& config, bool profile) {
+    CommandTimes times;  // for --profile
+    auto phase_start = std::chrono::steady_clock::now();
+    const auto phase_seconds = [&phase_start] {
+        const auto now = std::chrono::steady_clock::now();
+        return std::chrono::duration<double>(now - std::exchange(phase_start, now)).count();
+    };
     const SplitData data = split_data(config);
+    times.load_seconds = phase_seconds();
     const int64_t features = data.x_train.dim(1);
     check_model_size(config, features);
 
-    Sequential model({features}, config.seed);
-    for (const Layer& layer : config.layers) model.add(layer);
-    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
-                  loss_from_name(config.loss), CompileOptions{config.metrics});
+    Persistence persistence(config);  // checks its paths before any training
+    Sequential model = persistence.resumed ? std::move(*persistence.resumed) : Sequential({features}, config.seed);
+    if (!persistence.resumed) {
+        for (const Layer& layer : config.layers) model.add(layer);
+        model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                      loss_from_name(config.loss), CompileOptions{config.metrics});
+    }
+    times.compile_seconds = phase_seconds();
+    FitProfile fit_profile;
 
     FitOptions options;
     options.batch_size = config.batch_size;
     options.epochs = config.epochs;
     options.verbose = config.verbose;
     options.shuffle = config.shuffle;
+    options.device = config.device == "auto" ? auto_device(model, data.train_rows, data.validation_rows, config)
+                                             : device_from_name(config.device);
+    if (profile) options.profile = &fit_profile;
     options.steps_per_epoch = config.steps_per_epoch;
     options.validation_data = data.validation;
     options.validation_split = data.validation ? 0.0 : config.validation_split;
+    persistence.apply(options);
 
     std::cout << describe_run(config, data, features) << std::endl;
     History history;
@@ -169,6 +184,12 @@ int run_fit(const FitConfig& config) {
     std::snprintf(time_line, sizeof time_line, "Time: %.6f s (%.2f us/step, %lld steps)", seconds,
                   steps > 0 ? seconds * 1e6 / static_cast<double>(steps) : 0.0, static_cast<long long>(steps));
     std::cout << describe_final(history) << "\n" << time_line << std::endl;
+    persistence.finish(model, history, options);
+    if (profile) {
+        times.fit_seconds = seconds;
+        print_fit_profile(fit_profile, times, model, data.train_rows, data.validation_rows, config,
+                          static_cast<int64_t>(history.epoch.size()));
+    }
     return 0;
 }
 

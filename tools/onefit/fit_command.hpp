@@ -13,10 +13,16 @@ namespace onefit::cli {
 // What the fit flags set; an empty optional keeps the config file's value.
 struct FitFlags {
     std::string config_path;  // empty: the defaults (the seed experiment)
-    std::optional<std::string> data, label, layers, loss, optimizer, metrics;
+    std::optional<std::string> data, label, layers, loss, optimizer, metrics, device;
     std::optional<int64_t> epochs, batch_size, steps_per_epoch, verbose, seed, split_seed;
     std::optional<double> learning_rate, validation_split, test_size;
     std::optional<bool> shuffle, shuffle_split;
+    bool profile = false;  // --profile: print where the fit's time went
+    // Persistence (fit_command.cpp): --labels, --save, --resume, --checkpoint[-best],
+    // --early-stopping-patience, --monitor, --csv-log.
+    std::optional<std::string> labels, save, resume, checkpoint, monitor, csv_log;
+    std::optional<int64_t> early_stopping_patience;
+    bool checkpoint_best = false;
 };
 
 // fit_flags.cpp: the subcommand and its flags, and the config they produce.
@@ -25,6 +31,6 @@ FitConfig resolve_fit_config(const FitFlags& flags);  // the config file, then t
 
 // fit_command.cpp: loads the data, builds and trains the model, prints the report; returns
 // the exit status.
-int run_fit(const FitConfig& config);
+int run_fit(const FitConfig& config, bool profile = false);
 
 }  // namespace onefit::cli

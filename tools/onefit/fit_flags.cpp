@@ -67,7 +67,7 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
         "The config format is documented in tools/onefit/config.hpp; see examples/iris.json.");
     fit->add_option("config", flags.config_path, "JSON config (every key optional; defaults: the seed experiment)")
         ->type_name("CONFIG.json");
-    add(*fit, "--data", flags.data, "CSV file with a header row (or 'iris', the built-in set)")->type_name("FILE.csv");
+    add(*fit, "--data", flags.data, "CSV file with a header row, an .npy or IDX features file (with --labels), or 'iris' (built in)")->type_name("FILE");
     add(*fit, "--label", flags.label, "CSV label column: header name or 0-based index (default: the last)")
         ->type_name("COLUMN");
     add(*fit, "--layers", flags.layers, "Layers after the input, e.g. 32:relu,dropout:0.2,3:softmax")
@@ -89,12 +89,31 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
                            "Shuffle the rows before the test split (default: off, as the seed)");
     add(*fit, "--split-seed", flags.split_seed, "Seed for --shuffle-split (default 0)")->type_name("N");
     fit->add_flag_function("--shuffle", [&flags](int64_t) { flags.shuffle = true; },
-                           "Shuffle the training rows every epoch (the default)");
+                           "Shuffle the training rows every epoch (Keras's default for arrays)");
     fit->add_flag_function("--no-shuffle", [&flags](int64_t) { flags.shuffle = false; },
-                           "Keep the training rows in order");
+                           "Keep the training rows in order (the default: the seed's unshuffled pipeline)");
     add(*fit, "--seed", flags.seed, "Seed for weights, shuffling and dropout (default 0)")->type_name("N");
+    add(*fit, "--device", flags.device, "cpu (default), cuda, or auto (the device projected to finish first)")
+        ->type_name("DEVICE");
+    fit->add_flag("--profile", flags.profile, "Print where the fit's time went, phase by phase (onefit explain says more)");
     add(*fit, "--verbose", flags.verbose, "0 silent, 1 progress bar, 2 one line per epoch (default 1)")
         ->type_name("0|1|2");
+    // Data beside the features, and persistence.
+    add(*fit, "--labels", flags.labels, "Labels for an .npy or IDX --data (an .npy or IDX file)")->type_name("FILE");
+    add(*fit, "--save", flags.save, "Save the trained model into this folder (onefit evaluate/predict read it)")
+        ->type_name("DIR");
+    add(*fit, "--resume", flags.resume,
+        "Continue a saved fit (its model, optimizer state and epoch) up to --epochs; give the same data and flags")
+        ->type_name("DIR");
+    add(*fit, "--checkpoint", flags.checkpoint, "Save the model after every epoch into DIR ({epoch:02d} allowed)")
+        ->type_name("DIR");
+    fit->add_flag("--checkpoint-best", flags.checkpoint_best, "With --checkpoint: save only when --monitor improves");
+    add(*fit, "--early-stopping-patience", flags.early_stopping_patience,
+        "Stop when --monitor has not improved for N epochs")
+        ->type_name("N");
+    add(*fit, "--monitor", flags.monitor, "What --checkpoint-best and early stopping watch (default val_loss)")
+        ->type_name("KEY");
+    add(*fit, "--csv-log", flags.csv_log, "Write each epoch's logs to this CSV file")->type_name("FILE.csv");
     return fit;
 }
 
@@ -152,9 +171,32 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
         check_int(*flags.seed, 0, std::numeric_limits<int64_t>::max(), "--seed");
         config.seed = static_cast<uint64_t>(*flags.seed);
     }
+    if (flags.device) {
+        if (*flags.device != "auto") check_device(*flags.device, "--device");
+        config.device = *flags.device;
+    }
     if (flags.verbose) {
         check_int(*flags.verbose, 0, 2, "--verbose");
         config.verbose = static_cast<int>(*flags.verbose);
+    }
+    auto path = [](const std::optional<std::string>& value, const char* flag) {
+        if (value && value->empty()) throw Error(std::string(flag) + " is empty; give a path");
+        return value.value_or("");
+    };
+    config.labels = path(flags.labels, "--labels");
+    config.save_dir = path(flags.save, "--save");
+    config.resume_dir = path(flags.resume, "--resume");
+    config.checkpoint_dir = path(flags.checkpoint, "--checkpoint");
+    config.csv_log = path(flags.csv_log, "--csv-log");
+    config.checkpoint_best = flags.checkpoint_best;
+    if (flags.checkpoint_best && !flags.checkpoint) throw Error("--checkpoint-best needs --checkpoint DIR");
+    if (flags.early_stopping_patience) {
+        check_int(*flags.early_stopping_patience, 0, kMaxEpochs, "--early-stopping-patience");
+        config.early_stopping_patience = *flags.early_stopping_patience;
+    }
+    if (flags.monitor) {
+        if (flags.monitor->empty()) throw Error("--monitor is empty; give a log key such as val_loss or accuracy");
+        config.monitor = *flags.monitor;
     }
     return config;
 }

@@ -5,7 +5,9 @@
 #include <new>
 #include <string>
 
+#include "explain_command.hpp"
 #include "fit_command.hpp"
+#include "model_commands.hpp"
 
 namespace {
 
@@ -43,9 +45,19 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", std::string("onefit ") + kVersion);
     onefit::cli::FitFlags fit_flags;
     CLI::App* fit = onefit::cli::add_fit_command(app, fit_flags);
+    onefit::cli::ExplainFlags explain_flags;
+    CLI::App* explain = onefit::cli::add_explain_command(app, explain_flags);
+    onefit::cli::ModelFlags model_flags;
+    const auto [evaluate, predict] = onefit::cli::add_model_commands(app, model_flags);
     try {
         app.parse(argc, argv);
-        if (fit->parsed()) return onefit::cli::run_fit(onefit::cli::resolve_fit_config(fit_flags));
+        if (fit->parsed()) return onefit::cli::run_fit(onefit::cli::resolve_fit_config(fit_flags), fit_flags.profile);
+        if (explain->parsed()) {
+            explain_flags.rest = explain->remaining();
+            return onefit::cli::run_explain(explain_flags);
+        }
+        if (evaluate->parsed()) return onefit::cli::run_evaluate(model_flags);
+        if (predict->parsed()) return onefit::cli::run_predict(model_flags);
         return fail("no command given; try 'onefit fit' or 'onefit --help'");
     } catch (const CLI::Success& e) {  // --help, --version
         return app.exit(e);

@@ -79,6 +79,7 @@ public:
 
     void end_epoch() override {
         DenormalsAreZero denormals;
+        const auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         LogSums& sums = logs_[static_cast<size_t>(epoch_)].validation;
         int64_t row = 0;
         for (int64_t rows : data_.val_batches) {
@@ -86,6 +87,8 @@ public:
                                      rows, sums);
             row += rows;
         }
+        if (profiling_)
+            validation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
 
     const std::vector<EpochLog>& logs() override { return logs_; }

@@ -9,18 +9,22 @@
 #include <cstring>
 #include <type_traits>
 
+#include "runtime/cpu/gemm.hpp"
 #include "runtime/cpu/small_kernels.hpp"
 
 namespace onefit::cpu {
 
+// Row-major C = op(A) op(B) + beta C. float: LIBXSMM on the thread pool (gemm.cpp); double (the
+// gradient tests): OpenBLAS.
 template <class T>
 inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
                  int64_t ldb, T beta, T* c, int64_t ldc) {
-    const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
-    if constexpr (std::is_same_v<T, float>)
-        cblas_sgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0f, a, int(lda), b, int(ldb), beta, c, int(ldc));
-    else
+    if constexpr (std::is_same_v<T, float>) {
+        gemm_f32(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+    } else {
+        const auto ta = trans_a ? CblasTrans : CblasNoTrans, tb = trans_b ? CblasTrans : CblasNoTrans;
         cblas_dgemm(CblasRowMajor, ta, tb, int(m), int(n), int(k), 1.0, a, int(lda), b, int(ldb), beta, c, int(ldc));
+    }
 }
 
 // z[rows, out] = x[rows, in] W + b.   W is (in, out), or (out, in) when out_major.
@@ -40,6 +44,7 @@ void dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w
             weighted_row_sum(z + r * out, b, x + r * in, 1, w, out, in, out);
     }
 }
+
 
 // Given dz = dL/dz: dw = x^T dz, db = sum over rows of dz, dx = dz W^T (skipped when dx is null,
 // as for the first layer). All three are overwritten.

@@ -23,7 +23,9 @@ std::string describe();
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics);
 
-// Kernel launches made since the process started (for the launch-count benchmark).
+// Kernel launches (graph launches count one) made since the process started, and the GPU time
+// of the training launches, measured with CUDA events (for bench/gpu_fit).
 long long kernel_launches();
+double device_milliseconds();
 
 }  // namespace onefit::cuda

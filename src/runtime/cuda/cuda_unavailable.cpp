@@ -14,6 +14,7 @@ std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram&, const FitPlan&, c
     throw Error("device 'cuda' is not available: onefit was built without the CUDA backend; use --device cpu");
 }
 long long kernel_launches() { return 0; }
+double device_milliseconds() { return 0.0; }
 
 }  // namespace onefit::cuda
 #endif

@@ -1,0 +1,16 @@
+// libFuzzer: parse_idx over arbitrary bytes. Only onefit::Error may come out.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "io/parse.hpp"
+#include "onefit/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    try {
+        const onefit::Tensor t = onefit::parse_idx(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.idx");
+        if (t.size() != onefit::shape_elements(t.shape())) __builtin_trap();
+    } catch (const onefit::Error&) {
+    }
+    return 0;
+}

@@ -1,0 +1,170 @@
+// Explaining a fit: where its time went, how much arithmetic it did, what it would cost on each
+// device, and what in its set-up is probably a mistake. Used by `onefit explain` and
+// `onefit fit --profile`; docs/explain.md describes the output and the cost model.
+//
+// Cost model (one formula for every device, numbers per device):
+//   time = fixed + dispatches * per_step_overhead + layer_calls * per_call_overhead
+//          + small-layer flops / flops_per_second + BLAS-layer flops / blas_flops_per_second
+//          + bytes / bytes_per_second
+// where fixed = start-up + data_bytes / transfer_bytes_per_second.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onefit/callbacks.hpp"
+#include "onefit/device.hpp"
+#include "onefit/model.hpp"
+#include "onefit/optimizers.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+
+// ---- Work accounting ----
+
+// Arithmetic and memory traffic of one optimizer step over a batch.
+//   forward  = 2 * MACs per sample * batch            (a multiply-add is 2 flops)
+//   backward = 2 * forward                            (dX and dW: one product each)
+//   optimizer = 10 flops per parameter               (Adam's update is ~10; SGD fewer, same order)
+//   bytes = 4 * (params * (3 + optimizer reads/writes) + batch * (input + 3 * activations))
+//           parameters read forward and backward, gradients written, the optimizer's slots
+//           read and written (Adam: p, g, m, v read, p, m, v written = 7); activations written
+//           forward, read and their gradients written backward.
+struct StepWork {
+    int64_t batch_size = 0, params = 0, forward_macs_per_sample = 0, dense_layers = 0;
+    double blas_fraction = 0;  // of the MACs, those in layers large enough for the BLAS library
+    double forward_flops = 0, backward_flops = 0, optimizer_flops = 0, flops = 0;
+    double bytes = 0;
+};
+
+// The arithmetic core, from plain sizes; activation_width = the sum of every layer's output width.
+StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dense_layers, int64_t input_width,
+                   int64_t activation_width, OptimizerKind optimizer, int64_t batch_size);
+StepWork step_work(const Sequential& model, int64_t batch_size);  // model must be compiled
+
+// A whole fit: training steps plus forward-only validation passes each epoch.
+struct FitWork {
+    StepWork step;
+    int64_t epochs = 0, steps = 0, validation_rows = 0, validation_batches = 0;
+    double validation_flops = 0;  // 2 * MACs * validation rows * epochs
+    double data_bytes = 0;        // the arrays packed (and uploaded) once: 4 * rows * (features + 1)
+    double flops = 0, bytes = 0;  // totals
+    double blas_flops = 0;        // the part of flops in BLAS-sized layers (a different rate on the CPU)
+    int64_t dispatches = 0;       // steps + validation batches: what pays the per-step overhead
+    int64_t layer_calls = 0;      // kernel launches: 3 per dense layer per step, 1 per validation batch
+};
+// steps_per_epoch -1: one pass over train_rows; validation_batch_size -1: batch_size.
+FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_rows, int64_t input_width,
+                 int64_t epochs, int64_t steps_per_epoch = -1, int64_t validation_batch_size = -1);
+
+// ---- Devices ----
+
+// What one device costs, measured (the CPU) or from a datasheet (GPUs not present).
+struct DeviceProfile {
+    std::string name;                       // "cpu (AMD EPYC, 2 threads)", "NVIDIA H200"
+    Device device = Device::cpu;
+    bool present = false;                   // usable on this machine
+    bool estimate = true;                   // datasheet figures, not measured here
+    std::string source;                     // where the figures come from
+    double startup_seconds = 0;             // program build, device context
+    double transfer_bytes_per_second = 1e10;  // host -> device (CPU: packing copies)
+    double step_overhead_seconds = 0;       // per dispatch (step or validation batch)
+    double call_overhead_seconds = 0;       // per kernel call
+    double flops_per_second = 1e10;         // achievable fp32, small layers (onefit's own kernels)
+    double blas_flops_per_second = 1e10;    // achievable fp32, BLAS-sized layers
+    double bytes_per_second = 1e10;         // achievable memory bandwidth
+};
+
+struct Projection {
+    std::string device_name, source;
+    Device device = Device::cpu;
+    bool present = false, estimate = true;
+    double fixed_seconds = 0, overhead_seconds = 0, compute_seconds = 0, total_seconds = 0;
+};
+
+Projection project(const DeviceProfile& profile, const FitWork& work);
+
+// The CPU's profile: from the cache file (calibration_cache_path()) when its key matches this
+// CPU and onefit version, else measured by calibrate_cpu() (about 2 s) and cached.
+DeviceProfile cpu_profile(bool recalibrate = false);
+DeviceProfile calibrate_cpu();
+// $XDG_CACHE_HOME/onefit/calibration.json, else ~/.cache/onefit/calibration.json.
+std::string calibration_cache_path();
+// The key a cached calibration must match: CPU model, thread count, onefit version.
+std::string calibration_key();
+
+// Datasheet estimates for GPUs (H200, H100), each with its source; present when this build
+// has CUDA and cuda_device_description() names that GPU.
+std::vector<DeviceProfile> datasheet_gpu_profiles();
+// The CPU first, then every GPU profile.
+std::vector<DeviceProfile> device_profiles(const DeviceProfile& cpu);
+
+// The present device that finishes the fit first (the CPU when no GPU is present).
+Device pick_device(const FitWork& work, const std::vector<DeviceProfile>& profiles);
+// One sentence: why the winner wins, e.g. "3.6 MFLOP in 120 steps: on the GPU the fixed start-up
+// (~200 ms) and per-launch costs dominate; the CPU finishes in 0.1 ms".
+std::string projection_reason(const FitWork& work, const std::vector<Projection>& projections);
+
+// ---- Lints ----
+
+struct Lint {
+    std::string id;        // "label_broadcast", "class_coverage", ...
+    std::string severity;  // "warning" (the result is probably wrong) or "performance"
+    std::string message;
+    std::string fix;       // one line
+};
+
+struct LintInput {
+    std::vector<std::string> warnings;  // model.warnings() after the fit
+    const Tensor* x_train = nullptr;
+    const Tensor* y_train = nullptr;
+    const Tensor* y_validation = nullptr;
+    const History* history = nullptr;
+    int64_t output_width = 0;
+    LossKind loss = LossKind::mean_squared_error;
+    int64_t batch_size = 0, train_rows = 0, steps_per_epoch = -1;
+    double step_compute_seconds = 0, step_overhead_seconds = 0;  // on the device that ran
+};
+std::vector<Lint> lint_fit(const LintInput& input);
+
+// ---- The report ----
+
+struct Phase {
+    std::string name;
+    double seconds = 0;
+    bool measured = true;  // false: estimated from the calibration
+    std::string note;
+};
+
+// Times the command line measures around the library.
+struct CommandTimes {
+    double load_seconds = 0;          // reading and splitting the data
+    double compile_seconds = 0;       // building the model and compile()
+    double device_start_seconds = 0;  // e.g. creating the CUDA context before fit
+    double fit_seconds = 0;           // the wall time of model.fit
+};
+
+// The phase table: fit's FitProfile split with the calibration into transfer, dispatch overhead
+// and compute; whatever is left of the fit's wall time is "other".
+std::vector<Phase> fit_phases(const FitProfile& profile, const CommandTimes& times, const FitWork& work,
+                              const DeviceProfile& ran_on);
+std::string format_phase_table(const std::vector<Phase>& phases);
+
+struct ExplainReport {
+    std::string run;  // what ran, one line
+    std::string device;
+    std::vector<Phase> phases;
+    FitWork work;
+    double train_seconds = 0;  // measured, inside the program, without validation
+    DeviceProfile ran_on;
+    std::vector<Projection> projections;
+    std::string picked_device, reason;
+    std::vector<Lint> lints;
+    History history;
+};
+
+std::string explain_text(const ExplainReport& report);
+std::string explain_json(const ExplainReport& report);  // schema: docs/explain.md
+std::string explain_html(const ExplainReport& report);  // self-contained, inline SVG charts
+
+}  // namespace onefit

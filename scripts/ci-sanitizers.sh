@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds onefit and its tests with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
+# and runs every test under ctest: any memory error, leak or UB report fails the run.
+# Usage: scripts/ci-sanitizers.sh   (BUILD_ASAN=dir to build elsewhere, JOBS=n for parallelism)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_ASAN:-$root/build-asan}
+jobs=${JOBS:-$(nproc)}
+
+# RelWithDebInfo: optimised like the real build (some UB only shows up optimised), with line
+# numbers in the reports. -march=native stays on, as in the shipped build.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DONEFIT_SANITIZE=address,undefined -DONEFIT_BENCH=OFF -DONEFIT_CUDA=OFF >/dev/null
+cmake --build "$build" -j "$jobs"
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ctest --test-dir "$build" --output-on-failure -j "$jobs"

@@ -1,0 +1,222 @@
+// The CPU's cost profile, measured: a few short fits of synthetic models through the public
+// API with FitProfile, and a least-squares fit of the cost model (explain.hpp) to their times.
+// Cached on disk per CPU model, thread count and onefit version; GPU figures are datasheet
+// estimates until a GPU is present and measured.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "onefit/explain.hpp"
+#include "onefit/io.hpp"
+
+namespace onefit {
+namespace {
+
+// Keep in step with project(onefit VERSION ...); bump kFormat when the profile's meaning changes.
+constexpr const char* kVersion = "0.1.0";
+constexpr int kFormat = 2;
+
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0) {
+            const size_t colon = line.find(':');
+            return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
+        }
+    return "unknown cpu";
+}
+
+uint64_t mix(uint64_t i) {  // splitmix64: reproducible synthetic data
+    uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+struct Sample {  // one calibration fit: its work and its measured times
+    FitWork work;
+    double train_seconds = 0, fixed_seconds = 0;
+};
+
+Sample measure(int64_t inputs, const std::vector<int64_t>& hidden, int64_t classes, int64_t batch, int64_t rows,
+               int64_t epochs) {
+    Tensor x({rows, inputs}), y({rows});
+    for (int64_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(mix(static_cast<uint64_t>(k)) >> 40) * 0x1.0p-24f;
+    for (int64_t i = 0; i < rows; ++i) y[i] = static_cast<float>(mix(1ull << 40 | static_cast<uint64_t>(i)) % classes);
+    Sample best;
+    for (int run = 0; run < 3; ++run) {  // the fastest of three: other work on the machine only adds time
+        Sequential model({inputs}, 0);
+        for (int64_t h : hidden) model.add(Dense(h, "relu"));
+        model.add(Dense(classes, "softmax"));
+        model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));
+        FitProfile profile;
+        FitOptions options;
+        options.batch_size = batch;
+        options.epochs = epochs;
+        options.verbose = 0;
+        options.profile = &profile;
+        model.fit(x, y, options);
+        const double train = profile.program_seconds - profile.validation_seconds;
+        const double fixed = profile.prepare_seconds + profile.read_back_seconds + profile.host_seconds;
+        if (run == 0 || train < best.train_seconds) best.train_seconds = train;
+        if (run == 0 || fixed < best.fixed_seconds) best.fixed_seconds = fixed;
+        if (run == 0) best.work = fit_work(step_work(model, batch), rows, 0, inputs, epochs);
+    }
+    return best;
+}
+
+// Least squares with relative weights (each row divided by its measured time, so a 1 ms fit
+// counts as much as a 100 ms one) and non-negative coefficients: a negative one is dropped
+// and the rest refitted.
+std::vector<double> fit_nonnegative(const std::vector<std::vector<double>>& a, const std::vector<double>& t) {
+    const size_t n = a.front().size();
+    std::vector<bool> active(n, true);
+    std::vector<double> coef(n, 0.0);
+    for (size_t round = 0; round < n; ++round) {
+        std::vector<size_t> cols;
+        for (size_t j = 0; j < n; ++j)
+            if (active[j]) cols.push_back(j);
+        const size_t m = cols.size();
+        std::vector<std::vector<double>> ata(m, std::vector<double>(m + 1, 0.0));
+        for (size_t i = 0; i < t.size(); ++i) {
+            const double w = 1.0 / (t[i] * t[i]);
+            for (size_t p = 0; p < m; ++p) {
+                for (size_t q = 0; q < m; ++q) ata[p][q] += w * a[i][cols[p]] * a[i][cols[q]];
+                ata[p][m] += w * a[i][cols[p]] * t[i];
+            }
+        }
+        for (size_t p = 0; p < m; ++p) {  // Gauss-Jordan with partial pivoting
+            size_t pivot = p;
+            for (size_t r = p + 1; r < m; ++r)
+                if (std::fabs(ata[r][p]) > std::fabs(ata[pivot][p])) pivot = r;
+            std::swap(ata[p], ata[pivot]);
+            if (ata[p][p] == 0) continue;
+            for (size_t r = 0; r < m; ++r) {
+                if (r == p) continue;
+                const double f = ata[r][p] / ata[p][p];
+                for (size_t c = p; c <= m; ++c) ata[r][c] -= f * ata[p][c];
+            }
+        }
+        bool negative = false;
+        std::fill(coef.begin(), coef.end(), 0.0);
+        for (size_t p = 0; p < m; ++p) {
+            coef[cols[p]] = ata[p][p] != 0 ? ata[p][m] / ata[p][p] : 0.0;
+            if (coef[cols[p]] < 0) active[cols[p]] = false, negative = true;
+        }
+        if (!negative) break;
+    }
+    for (double& c : coef) c = std::max(c, 0.0);
+    return coef;
+}
+
+nlohmann::json to_json(const DeviceProfile& p) {
+    return {{"name", p.name},
+            {"source", p.source},
+            {"startup_seconds", p.startup_seconds},
+            {"transfer_bytes_per_second", p.transfer_bytes_per_second},
+            {"step_overhead_seconds", p.step_overhead_seconds},
+            {"call_overhead_seconds", p.call_overhead_seconds},
+            {"flops_per_second", p.flops_per_second},
+            {"blas_flops_per_second", p.blas_flops_per_second},
+            {"bytes_per_second", p.bytes_per_second}};
+}
+
+DeviceProfile from_json(const nlohmann::json& j) {
+    DeviceProfile p;
+    p.name = j.at("name").get<std::string>();
+    p.source = j.at("source").get<std::string>();
+    p.startup_seconds = j.at("startup_seconds").get<double>();
+    p.transfer_bytes_per_second = j.at("transfer_bytes_per_second").get<double>();
+    p.step_overhead_seconds = j.at("step_overhead_seconds").get<double>();
+    p.call_overhead_seconds = j.at("call_overhead_seconds").get<double>();
+    p.flops_per_second = j.at("flops_per_second").get<double>();
+    p.blas_flops_per_second = j.at("blas_flops_per_second").get<double>();
+    p.bytes_per_second = j.at("bytes_per_second").get<double>();
+    p.device = Device::cpu;
+    p.present = true;
+    p.estimate = false;
+    return p;
+}
+
+}  // namespace
+
+std::string calibration_key() {
+    return cpu_model() + "; " + std::to_string(std::thread::hardware_concurrency()) + " threads; onefit " + kVersion +
+           "; format " + std::to_string(kFormat);
+}
+
+std::string calibration_cache_path() {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    const std::string base = xdg && *xdg ? std::string(xdg) : std::string(home && *home ? home : "/tmp") + "/.cache";
+    return base + "/onefit/calibration.json";
+}
+
+DeviceProfile calibrate_cpu() {
+    // From overhead-bound (tiny layers, many steps) to compute- and bandwidth-bound (MNIST-sized),
+    // so every coefficient has rows where it matters. About 1-2 s in all on a 2-core EPYC.
+    const std::vector<Sample> samples = {
+        measure(4, {8}, 3, 8, 512, 10),          measure(4, {32}, 3, 32, 1024, 10),
+        measure(32, {64, 64}, 4, 16, 2048, 4),   measure(128, {256}, 10, 128, 4096, 3),
+        measure(784, {256}, 10, 256, 4096, 2),   measure(784, {512, 512}, 10, 16, 1024, 1),
+        measure(256, {1024}, 10, 64, 2048, 2),   measure(64, {128}, 10, 1, 512, 2),
+        measure(32, {64, 64}, 4, 64, 4096, 2),   measure(16, {48}, 4, 16, 2048, 3),
+        measure(64, {128, 128, 128}, 10, 32, 2048, 2), measure(784, {128}, 10, 64, 2048, 1),
+    };
+    std::vector<std::vector<double>> a, fixed_rows;
+    std::vector<double> t, fixed_t;
+    for (const Sample& s : samples) {
+        a.push_back({static_cast<double>(s.work.dispatches), static_cast<double>(s.work.layer_calls),
+                     s.work.flops - s.work.blas_flops, s.work.blas_flops, s.work.bytes});
+        t.push_back(std::max(s.train_seconds, 1e-7));
+        fixed_rows.push_back({1.0, s.work.data_bytes});
+        fixed_t.push_back(std::max(s.fixed_seconds, 1e-7));
+    }
+    const std::vector<double> c = fit_nonnegative(a, t);
+    const std::vector<double> f = fit_nonnegative(fixed_rows, fixed_t);
+    DeviceProfile p;
+    p.device = Device::cpu;
+    p.present = true;
+    p.estimate = false;
+    p.name = "cpu (" + cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads)";
+    p.source = "measured here: 12 synthetic fits, least squares (onefit explain --recalibrate to redo)";
+    p.step_overhead_seconds = c[0];
+    p.call_overhead_seconds = c[1];
+    p.flops_per_second = c[2] > 0 ? 1.0 / c[2] : 1e15;
+    p.blas_flops_per_second = c[3] > 0 ? 1.0 / c[3] : 1e15;
+    p.bytes_per_second = c[4] > 0 ? 1.0 / c[4] : 1e15;
+    p.startup_seconds = f[0];
+    p.transfer_bytes_per_second = f[1] > 0 ? 1.0 / f[1] : 1e15;
+    return p;
+}
+
+DeviceProfile cpu_profile(bool recalibrate) {
+    const std::string path = calibration_cache_path();
+    if (!recalibrate) {
+        std::ifstream in(path);
+        if (in) {
+            try {
+                const nlohmann::json j = nlohmann::json::parse(in);
+                if (j.at("key").get<std::string>() == calibration_key()) return from_json(j.at("profile"));
+            } catch (const std::exception&) {
+                // unreadable or from another version: measure again below
+            }
+        }
+    }
+    const DeviceProfile p = calibrate_cpu();
+    try {
+        std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+        write_file_atomically(path, nlohmann::json{{"key", calibration_key()}, {"profile", to_json(p)}}.dump(2) + "\n");
+    } catch (const std::exception&) {
+        // a read-only home only costs the next run another calibration
+    }
+    return p;
+}
+
+}  // namespace onefit

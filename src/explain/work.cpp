@@ -1,0 +1,86 @@
+// Work accounting: flops and bytes of one step and of a whole fit (formulas in explain.hpp).
+#include <algorithm>
+
+#include "onefit/explain.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit {
+namespace {
+
+// Optimizer state traffic per parameter, in floats read + written by the update.
+int optimizer_floats(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::sgd: return 3;  // p, g read; p written (momentum: +2)
+        case OptimizerKind::adam:
+        case OptimizerKind::adamw: return 7;  // p, g, m, v read; p, m, v written
+        case OptimizerKind::rmsprop:
+        case OptimizerKind::adagrad: return 5;  // p, g, s read; p, s written
+    }
+    return 7;
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dense_layers, int64_t input_width,
+                   int64_t activation_width, OptimizerKind optimizer, int64_t batch_size) {
+    StepWork w;
+    w.batch_size = batch_size;
+    w.params = params;
+    w.forward_macs_per_sample = forward_macs_per_sample;
+    w.dense_layers = dense_layers;
+    const double b = static_cast<double>(batch_size);
+    w.forward_flops = 2.0 * static_cast<double>(forward_macs_per_sample) * b;
+    w.backward_flops = 2.0 * w.forward_flops;
+    w.optimizer_flops = 10.0 * static_cast<double>(params);
+    w.flops = w.forward_flops + w.backward_flops + w.optimizer_flops;
+    // Parameters read forward and backward and gradients written (3), plus the optimizer's traffic
+    // (which re-reads the gradient, so it is counted once there and 2 here).
+    const double param_floats = static_cast<double>(params) * (2 + optimizer_floats(optimizer));
+    const double activation_floats = b * static_cast<double>(input_width + 3 * activation_width);
+    w.bytes = 4.0 * (param_floats + activation_floats);
+    return w;
+}
+
+StepWork step_work(const Sequential& model, int64_t batch_size) {
+    const TrainingProgram& program = model.program();
+    int64_t dense = 0, activations = 0, blas_macs = 0;
+    for (const ProgramOp& op : program.ops) {
+        activations += op.out_width;
+        if (op.kind == Layer::Kind::Dense) ++dense;
+        if (op.kind == Layer::Kind::Dense && op.dense.use_blas) blas_macs += op.dense.in * op.dense.out;
+    }
+    StepWork w = step_work(program.forward_macs_per_sample(), program.param_count(), dense, program.input_width,
+                           activations, program.optimizer.kind, batch_size);
+    w.blas_fraction = static_cast<double>(blas_macs) / static_cast<double>(std::max<int64_t>(1, w.forward_macs_per_sample));
+    return w;
+}
+
+FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_rows, int64_t input_width,
+                 int64_t epochs, int64_t steps_per_epoch, int64_t validation_batch_size) {
+    FitWork w;
+    w.step = step;
+    w.epochs = epochs;
+    const int64_t batch = std::max<int64_t>(1, std::min(step.batch_size, train_rows));
+    const int64_t per_epoch = steps_per_epoch > 0 ? steps_per_epoch : ceil_div(train_rows, batch);
+    w.steps = per_epoch * epochs;
+    w.validation_rows = validation_rows;
+    const int64_t val_batch = validation_batch_size > 0 ? validation_batch_size : batch;
+    w.validation_batches = validation_rows > 0 ? ceil_div(validation_rows, val_batch) * epochs : 0;
+    w.validation_flops = 2.0 * static_cast<double>(step.forward_macs_per_sample) * static_cast<double>(validation_rows) *
+                         static_cast<double>(epochs);
+    w.data_bytes = 4.0 * static_cast<double>(train_rows + validation_rows) * static_cast<double>(input_width + 1);
+    // The last batch of a pass may be short; flops follow the rows, not the nominal batch.
+    const double rows_trained = steps_per_epoch > 0 ? static_cast<double>(w.steps * batch)
+                                                    : static_cast<double>(train_rows * epochs);
+    const double fb_per_row = (step.forward_flops + step.backward_flops) / static_cast<double>(std::max<int64_t>(1, step.batch_size));
+    w.flops = rows_trained * fb_per_row + static_cast<double>(w.steps) * step.optimizer_flops + w.validation_flops;
+    w.blas_flops = step.blas_fraction * (w.flops - static_cast<double>(w.steps) * step.optimizer_flops);
+    w.bytes = static_cast<double>(w.steps) * step.bytes;
+    w.dispatches = w.steps + w.validation_batches;
+    w.layer_calls = 3 * step.dense_layers * w.steps + step.dense_layers * w.validation_batches;
+    return w;
+}
+
+}  // namespace onefit

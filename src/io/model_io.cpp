@@ -1,0 +1,505 @@
+// save_model / load_model: a model as a folder of four files (layout in onefit/io.hpp).
+// The folder is replaced as a whole: the files go into a temporary sibling folder that is then
+// swapped with the target by renameat2(RENAME_EXCHANGE), so a crash at any moment leaves one
+// complete save (tests/io/crash_safety_test.cpp kills a saving process at random to check it).
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "io/binary.hpp"
+#include "io/parse.hpp"
+#include "nn/optimizer_math.hpp"
+#include "onefit/error.hpp"
+#include "onefit/io.hpp"
+#include "onefit/model.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+constexpr const char* kFormat = "onefit-model";
+constexpr int kFormatVersion = 1;
+// The files in the order they are written: weights first, state.json (the commit record) last.
+constexpr const char* kWeightsFile = "model.safetensors";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kConfigFile = "config.json";
+constexpr const char* kStateFile = "state.json";
+
+// A float as the shortest decimal that reads back as the same float (0.1f -> 0.1, not
+// 0.10000000149011612), so config.json stays readable and loads bit-exact.
+double shortest(float v) {
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
+    return std::strtod(std::string(text, end).c_str(), nullptr);
+}
+
+std::string join(const std::string& dir, const char* file) { return dir + "/" + file; }
+
+// ---- Writing ----
+
+ordered_json layer_json(const Layer& layer, const std::string& name) {
+    if (layer.kind == Layer::Kind::Dropout)
+        return {{"type", "dropout"}, {"name", name}, {"rate", shortest(layer.rate)}};
+    return {{"type", "dense"},
+            {"name", name},
+            {"units", layer.units},
+            {"activation", activation_name(layer.activation)},
+            {"use_bias", layer.use_bias},
+            {"kernel_initializer", layer.kernel_initializer},
+            {"bias_initializer", layer.bias_initializer}};
+}
+
+ordered_json optimizer_json(const Optimizer& o) {
+    return {{"name", optimizer_name(o.kind)},
+            {"learning_rate", shortest(o.learning_rate)},
+            {"beta_1", shortest(o.beta_1)},
+            {"beta_2", shortest(o.beta_2)},
+            {"epsilon", shortest(o.epsilon)},
+            {"amsgrad", o.amsgrad},
+            {"weight_decay", shortest(o.weight_decay)},
+            {"momentum", shortest(o.momentum)},
+            {"nesterov", o.nesterov},
+            {"rho", shortest(o.rho)},
+            {"centered", o.centered},
+            {"initial_accumulator_value", shortest(o.initial_accumulator_value)}};
+}
+
+std::string config_text(const Sequential& model, const TrainingProgram* program, const std::string& save_id) {
+    ordered_json config;
+    config["format"] = kFormat;
+    config["format_version"] = kFormatVersion;
+    config["save_id"] = save_id;
+    config["input_shape"] = model.input_shape();
+    config["seed"] = model.seed();
+    const std::vector<std::string> names = default_layer_names(model.layers());
+    config["layers"] = ordered_json::array();
+    for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(layer_json(model.layers()[i], names[i]));
+    if (program) {
+        config["loss"] = {{"name", loss_name(program->loss.kind)},
+                          {"from_logits", program->loss.from_logits},
+                          {"delta", shortest(program->loss.delta)}};
+        config["optimizer"] = optimizer_json(program->optimizer);
+        config["metrics"] = program->metric_names;
+    } else {  // saved before compile(): architecture and weights only, as Keras allows
+        config["loss"] = nullptr;
+        config["optimizer"] = nullptr;
+        config["metrics"] = ordered_json::array();
+    }
+    return config.dump(2) + "\n";
+}
+
+// The temporary sibling folder's name: hidden, and unique per process and call.
+std::atomic<unsigned> folder_counter{0};
+
+void fsync_folder(const std::string& folder) {
+    const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        ::fsync(fd);
+        ::close(fd);
+    }
+}
+
+// Removes `folder` and the plain files in it (all a save folder holds).
+void remove_folder(const std::string& folder) {
+    if (DIR* d = ::opendir(folder.c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name != "." && name != "..") ::unlink((folder + "/" + name).c_str());
+        }
+        ::closedir(d);
+    }
+    ::rmdir(folder.c_str());
+}
+
+std::vector<std::string> folder_entries(const std::string& folder) {
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(folder.c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name != "." && name != "..") names.push_back(name);
+        }
+        ::closedir(d);
+    }
+    return names;
+}
+
+bool is_model_file(const std::string& name) {
+    return name == kWeightsFile || name == kOptimizerFile || name == kConfigFile || name == kStateFile;
+}
+
+using Files = std::vector<std::pair<const char*, std::string>>;
+
+// The fallback where folders cannot be swapped: one file at a time, weights first.
+void write_in_place(const std::string& dir, const Files& files) {
+    for (const auto& [name, bytes] : files) write_file_atomically(join(dir, name), bytes);
+}
+
+void write_folder(const std::string& dir_argument, const Files& files) {
+    std::string dir = dir_argument;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (dir.empty()) throw Error("save_model: the folder name is empty");
+    struct stat st {};
+    const bool exists = ::stat(dir.c_str(), &st) == 0;
+    if (exists && !S_ISDIR(st.st_mode))
+        throw file_error(dir, 0, 0, "cannot save the model: it is a file, not a folder; choose a folder name");
+    if (exists) {  // a symbolic link to a folder: save into the folder it names
+        char* real = ::realpath(dir.c_str(), nullptr);
+        if (real) dir = real, std::free(real);
+    }
+    const size_t slash = dir.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+    const std::string base = slash == std::string::npos ? dir : dir.substr(slash + 1);
+    const std::string temp = (slash == std::string::npos ? "" : parent + "/") + "." + base + ".saving." +
+                             std::to_string(::getpid()) + "." + std::to_string(folder_counter++);
+    if (::mkdir(temp.c_str(), 0777) != 0) {
+        if (errno == ENOENT)
+            throw file_error(dir, 0, 0, "cannot save the model: the folder " + parent + " does not exist");
+        throw file_error(dir, 0, 0, std::string("cannot save the model: creating ") + temp + " failed (" +
+                                        std::strerror(errno) + ")");
+    }
+    try {
+        for (const auto& [name, bytes] : files) write_file_atomically(join(temp, name), bytes);
+        if (!exists) {
+            if (::rename(temp.c_str(), dir.c_str()) != 0)
+                throw file_error(dir, 0, 0, std::string("cannot save the model: renaming ") + temp + " failed (" +
+                                                std::strerror(errno) + ")");
+            fsync_folder(parent);
+            return;
+        }
+        // Other files in the folder (a CSV log, notes) move into the new folder by hard link.
+        for (const std::string& name : folder_entries(dir)) {
+            if (is_model_file(name) || name.rfind(".", 0) == 0) continue;
+            if (::link(join(dir, name.c_str()).c_str(), join(temp, name.c_str()).c_str()) != 0) {
+                remove_folder(temp);  // e.g. a subfolder: keep everything, replace file by file
+                return write_in_place(dir, files);
+            }
+        }
+        if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
+            const int error = errno;
+            remove_folder(temp);
+            if (error == EINVAL || error == ENOSYS || error == ENOTSUP) return write_in_place(dir, files);
+            throw file_error(dir, 0, 0, std::string("cannot save the model: swapping in the new folder failed (") +
+                                            std::strerror(error) + "); the previous save is unchanged");
+        }
+    } catch (...) {
+        remove_folder(temp);
+        throw;
+    }
+    fsync_folder(parent);
+    remove_folder(temp);  // now holds the previous save
+}
+
+// ---- Reading ----
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw file_error(path, 0, 0, std::string("cannot open the file (") + std::strerror(errno) + ")");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Fields of one JSON file, each read with its type checked and errors naming file and key.
+class JsonFile {
+public:
+    explicit JsonFile(std::string path) : path_(std::move(path)) {
+        const std::string text = read_text(path_);
+        try {
+            root_ = json::parse(text);
+        } catch (const json::parse_error& e) {
+            std::string detail = e.what();
+            const size_t bracket = detail.find("] ");
+            if (bracket != std::string::npos) detail.erase(0, bracket + 2);
+            throw file_error(path_, 0, 0, "malformed JSON: " + printable(detail, 200));
+        }
+        if (!root_.is_object()) throw file_error(path_, 0, 0, "must hold a JSON object {...}");
+    }
+    const json& root() const { return root_; }
+    Error error(const std::string& key, const std::string& what) const {
+        return file_error(path_, 0, 0, "'" + key + "' " + what);
+    }
+    const json& get(const json& object, const std::string& name, const std::string& key) const {
+        if (!object.is_object() || !object.contains(name)) throw error(key, "is missing");
+        return object[name];
+    }
+    int64_t integer(const json& object, const std::string& name, const std::string& key, int64_t min) const {
+        const json& v = get(object, name, key);
+        if (!v.is_number_integer() || v.get<int64_t>() < min)
+            throw error(key, "must be an integer >= " + std::to_string(min) + ", got " + printable(v.dump()));
+        return v.get<int64_t>();
+    }
+    uint64_t unsigned_integer(const json& object, const std::string& name, const std::string& key) const {
+        const json& v = get(object, name, key);
+        if (!v.is_number_unsigned()) throw error(key, "must be a non-negative integer, got " + printable(v.dump()));
+        return v.get<uint64_t>();
+    }
+    float number(const json& object, const std::string& name, const std::string& key) const {
+        const json& v = get(object, name, key);
+        if (!v.is_number()) throw error(key, "must be a number, got " + printable(v.dump()));
+        return static_cast<float>(v.get<double>());
+    }
+    bool boolean(const json& object, const std::string& name, const std::string& key) const {
+        const json& v = get(object, name, key);
+        if (!v.is_boolean()) throw error(key, "must be true or false, got " + printable(v.dump()));
+        return v.get<bool>();
+    }
+    std::string string(const json& object, const std::string& name, const std::string& key) const {
+        const json& v = get(object, name, key);
+        if (!v.is_string()) throw error(key, "must be a string, got " + printable(v.dump()));
+        return v.get<std::string>();
+    }
+    // A name looked up in one of the library's tables; its Error gains the file and key.
+    template <class F>
+    auto named(const std::string& key, F lookup) const {
+        try {
+            return lookup();
+        } catch (const Error& e) {
+            throw error(key, e.what());
+        }
+    }
+
+private:
+    std::string path_;
+    json root_;
+};
+
+Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
+    const std::string type = f.string(spec, "type", key + ".type");
+    const std::string name = f.string(spec, "name", key + ".name");
+    if (type == "dropout") {
+        const float rate = f.number(spec, "rate", key + ".rate");
+        if (!(rate >= 0.0f && rate < 1.0f)) throw f.error(key + ".rate", "must be in [0, 1)");
+        return Dropout(rate, name);
+    }
+    if (type != "dense") throw f.error(key + ".type", "is '" + printable(type) + "'; known: dense, dropout");
+    const int64_t units = f.integer(spec, "units", key + ".units", 1);
+    const std::string activation = f.string(spec, "activation", key + ".activation");
+    Layer layer = f.named(key + ".activation", [&] {
+        return Dense(units, activation_from_name(activation), f.boolean(spec, "use_bias", key + ".use_bias"), name);
+    });
+    layer.kernel_initializer = f.string(spec, "kernel_initializer", key + ".kernel_initializer");
+    layer.bias_initializer = f.string(spec, "bias_initializer", key + ".bias_initializer");
+    return layer;
+}
+
+Optimizer read_optimizer(const JsonFile& f, const json& spec) {
+    Optimizer o = f.named("optimizer.name", [&] { return optimizer_from_name(f.string(spec, "name", "optimizer.name")); });
+    o.learning_rate = f.number(spec, "learning_rate", "optimizer.learning_rate");
+    o.beta_1 = f.number(spec, "beta_1", "optimizer.beta_1");
+    o.beta_2 = f.number(spec, "beta_2", "optimizer.beta_2");
+    o.epsilon = f.number(spec, "epsilon", "optimizer.epsilon");
+    o.amsgrad = f.boolean(spec, "amsgrad", "optimizer.amsgrad");
+    o.weight_decay = f.number(spec, "weight_decay", "optimizer.weight_decay");
+    o.momentum = f.number(spec, "momentum", "optimizer.momentum");
+    o.nesterov = f.boolean(spec, "nesterov", "optimizer.nesterov");
+    o.rho = f.number(spec, "rho", "optimizer.rho");
+    o.centered = f.boolean(spec, "centered", "optimizer.centered");
+    o.initial_accumulator_value = f.number(spec, "initial_accumulator_value", "optimizer.initial_accumulator_value");
+    return o;
+}
+
+std::string metadata_value(const std::map<std::string, std::string>& metadata, const std::string& key,
+                           const std::string& path) {
+    const auto it = metadata.find(key);
+    if (it == metadata.end()) throw file_error(path, 0, 0, "the safetensors metadata has no '" + key + "'");
+    return it->second;
+}
+
+// Files of an interrupted in-place save disagree on the save id: say so instead of mixing them.
+void check_save_id(const std::string& expected, const std::string& got, const std::string& path) {
+    if (got != expected)
+        throw file_error(path, 0, 0,
+                         "belongs to another save than config.json (save_id " + printable(got) + ", not " +
+                             printable(expected) + "); a save into this folder was interrupted: save again");
+}
+
+TrainingState read_state(const std::string& dir, std::string* save_id) {
+    const JsonFile f(join(dir, kStateFile));
+    TrainingState state;
+    const json& epoch = f.get(f.root(), "epoch", "epoch");
+    state.epoch = epoch.is_null() ? -1 : f.integer(f.root(), "epoch", "epoch", 0);
+    state.optimizer_step = f.integer(f.root(), "optimizer_step", "optimizer_step", 0);
+    state.fit_seed = f.unsigned_integer(f.root(), "fit_seed", "fit_seed");
+    if (save_id) *save_id = f.string(f.root(), "save_id", "save_id");
+    return state;
+}
+
+std::string new_save_id() {
+    std::random_device device;
+    char text[17];
+    std::snprintf(text, sizeof text, "%08x%08x", device(), device());
+    return text;
+}
+
+}  // namespace
+
+void save_model(const Sequential& model, const std::string& dir, int64_t epoch, std::optional<uint64_t> fit_seed) {
+    const TrainingProgram* program = nullptr;
+    try {
+        program = &model.program();
+    } catch (const Error&) {  // not compiled: no loss, optimizer or optimizer state to save
+    }
+    const std::string save_id = new_save_id();
+    // Everything is serialised before the disk is touched, so a bad name fails with nothing written.
+    const std::vector<std::string> names = default_layer_names(model.layers());
+    const std::vector<Tensor> weights = model.get_weights();
+    std::vector<std::pair<std::string, Tensor>> named;
+    size_t next = 0;
+    for (size_t i = 0; i < model.layers().size(); ++i) {
+        const Layer& layer = model.layers()[i];
+        if (layer.kind != Layer::Kind::Dense) continue;
+        named.emplace_back(names[i] + "/kernel", weights.at(next++));
+        if (layer.use_bias) named.emplace_back(names[i] + "/bias", weights.at(next++));
+    }
+    const std::map<std::string, std::string> weights_meta = {{"format", "pt"}, {"onefit_save_id", save_id}};
+    Files files;
+    files.emplace_back(kWeightsFile, serialize_safetensors(named, weights_meta, join(dir, kWeightsFile)));
+    if (program) {
+        const int64_t n = program->param_count();
+        const int slots = nn::optimizer_slot_count(program->optimizer);
+        std::vector<std::pair<std::string, Tensor>> state;
+        for (int k = 0; k < slots; ++k) {
+            const auto begin = program->optimizer_slots.begin() + k * n;
+            state.emplace_back("slot_" + std::to_string(k), Tensor({n}, std::vector<float>(begin, begin + n)));
+        }
+        const std::map<std::string, std::string> meta = {{"optimizer", optimizer_name(program->optimizer.kind)},
+                                                         {"optimizer_step", std::to_string(program->optimizer_step)},
+                                                         {"param_count", std::to_string(n)},
+                                                         {"onefit_save_id", save_id}};
+        files.emplace_back(kOptimizerFile, serialize_safetensors(state, meta, join(dir, kOptimizerFile)));
+    }
+    files.emplace_back(kConfigFile, config_text(model, program, save_id));
+    ordered_json state;
+    state["epoch"] = epoch >= 0 ? json(epoch) : json(nullptr);
+    state["optimizer_step"] = program ? program->optimizer_step : 0;
+    state["fit_seed"] = fit_seed.value_or(model.seed());
+    state["save_id"] = save_id;
+    files.emplace_back(kStateFile, state.dump(2) + "\n");
+    write_folder(dir, files);
+}
+
+void Sequential::save(const std::string& dir) const { save_model(*this, dir); }
+
+TrainingState load_training_state(const std::string& dir) { return read_state(dir, nullptr); }
+
+Sequential load_model(const std::string& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw file_error(dir, 0, 0, "cannot load a model: no such folder (save_model writes one)");
+    const JsonFile f(join(dir, kConfigFile));
+    const json& c = f.root();
+    const std::string format = f.string(c, "format", "format");
+    if (format != kFormat) throw f.error("format", "is '" + printable(format) + "', not 'onefit-model'");
+    const int64_t version = f.integer(c, "format_version", "format_version", 0);
+    if (version != kFormatVersion)
+        throw f.error("format_version", "is " + std::to_string(version) + "; this onefit reads version 1 (a newer onefit wrote it?)");
+    const std::string save_id = f.string(c, "save_id", "save_id");
+    const json& shape = f.get(c, "input_shape", "input_shape");
+    if (!shape.is_array() || shape.size() != 1 || !shape[0].is_number_integer() || shape[0].get<int64_t>() < 1)
+        throw f.error("input_shape", "must be [FEATURES], got " + printable(shape.dump()));
+    Sequential model({shape[0].get<int64_t>()}, f.unsigned_integer(c, "seed", "seed"));
+    const json& layers = f.get(c, "layers", "layers");
+    if (!layers.is_array() || layers.empty()) throw f.error("layers", "must be a non-empty array");
+    for (size_t i = 0; i < layers.size(); ++i)
+        model.add(read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
+
+    // Weights: by name, each checked against the layer that needs it.
+    const std::string weights_path = join(dir, kWeightsFile);
+    std::map<std::string, std::string> weights_meta;
+    const auto tensors = read_safetensors(weights_path, &weights_meta);
+    check_save_id(save_id, metadata_value(weights_meta, "onefit_save_id", weights_path), weights_path);
+    std::map<std::string, const Tensor*> by_name;
+    for (const auto& [name, tensor] : tensors) by_name[name] = &tensor;
+    std::vector<Tensor> weights;
+    int64_t width = shape[0].get<int64_t>();
+    for (const Layer& layer : model.layers()) {
+        if (layer.kind != Layer::Kind::Dense) continue;
+        auto take = [&](const std::string& name, const Shape& want) {
+            const auto it = by_name.find(name);
+            if (it == by_name.end()) throw file_error(weights_path, 0, 0, "has no tensor '" + name + "' (layer '" + layer.name + "')");
+            if (it->second->shape() != want)
+                throw file_error(weights_path, 0, 0,
+                                 "tensor '" + name + "' has shape " + shape_to_string(it->second->shape()) + ", layer '" +
+                                     layer.name + "' needs " + shape_to_string(want));
+            weights.push_back(*it->second);
+            by_name.erase(it);
+        };
+        take(layer.name + "/kernel", {width, layer.units});
+        if (layer.use_bias) take(layer.name + "/bias", {layer.units});
+        width = layer.units;
+    }
+    if (!by_name.empty())
+        throw file_error(weights_path, 0, 0, "has tensor '" + by_name.begin()->first + "', which no layer in config.json uses");
+
+    const json& loss_spec = f.get(c, "loss", "loss");
+    if (loss_spec.is_null()) {  // saved before compile()
+        model.set_weights(weights);
+        return model;
+    }
+    Loss loss = f.named("loss.name", [&] { return loss_from_name(f.string(loss_spec, "name", "loss.name")); });
+    loss.from_logits = f.boolean(loss_spec, "from_logits", "loss.from_logits");
+    loss.delta = f.number(loss_spec, "delta", "loss.delta");
+    const Optimizer optimizer = read_optimizer(f, f.get(c, "optimizer", "optimizer"));
+    const json& metrics_spec = f.get(c, "metrics", "metrics");
+    if (!metrics_spec.is_array()) throw f.error("metrics", "must be an array of names");
+    std::vector<std::string> metrics;
+    for (size_t i = 0; i < metrics_spec.size(); ++i) {
+        if (!metrics_spec[i].is_string()) throw f.error("metrics[" + std::to_string(i) + "]", "must be a string");
+        metrics.push_back(metrics_spec[i].get<std::string>());
+    }
+    f.named("metrics", [&] { model.compile(optimizer, loss, CompileOptions{metrics}); return 0; });
+    model.set_weights(weights);
+
+    // Optimizer state, in program layout (the same config lowers to the same layout).
+    TrainingProgram& program = model.program_state();
+    const std::string optimizer_path = join(dir, kOptimizerFile);
+    std::map<std::string, std::string> optimizer_meta;
+    const auto slots = read_safetensors(optimizer_path, &optimizer_meta);
+    check_save_id(save_id, metadata_value(optimizer_meta, "onefit_save_id", optimizer_path), optimizer_path);
+    const int64_t n = program.param_count();
+    const size_t want = static_cast<size_t>(nn::optimizer_slot_count(optimizer));
+    if (slots.size() != want)
+        throw file_error(optimizer_path, 0, 0,
+                         "holds " + std::to_string(slots.size()) + " slots, optimizer '" + optimizer_name(optimizer.kind) +
+                             "' in config.json keeps " + std::to_string(want));
+    for (size_t k = 0; k < want; ++k) {
+        const std::string name = "slot_" + std::to_string(k);
+        const auto it = std::find_if(slots.begin(), slots.end(), [&](const auto& s) { return s.first == name; });
+        if (it == slots.end()) throw file_error(optimizer_path, 0, 0, "has no tensor '" + name + "'");
+        if (it->second.shape() != Shape{n})
+            throw file_error(optimizer_path, 0, 0,
+                             "tensor '" + name + "' has shape " + shape_to_string(it->second.shape()) + ", the model's " +
+                                 std::to_string(n) + " parameters need (" + std::to_string(n) + ")");
+        std::copy(it->second.values().begin(), it->second.values().end(), program.optimizer_slots.begin() + static_cast<int64_t>(k) * n);
+    }
+    std::string state_id;
+    const TrainingState state = read_state(dir, &state_id);
+    check_save_id(save_id, state_id, join(dir, kStateFile));
+    const std::string step_text = metadata_value(optimizer_meta, "optimizer_step", optimizer_path);
+    if (step_text != std::to_string(state.optimizer_step))
+        throw file_error(optimizer_path, 0, 0,
+                         "metadata optimizer_step " + printable(step_text) + " disagrees with state.json's " +
+                             std::to_string(state.optimizer_step));
+    program.optimizer_step = state.optimizer_step;
+    return model;
+}
+
+}  // namespace onefit

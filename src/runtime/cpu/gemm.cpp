@@ -1,0 +1,196 @@
+// gemm_f32 on LIBXSMM 1.17 JIT kernels (bench/gemm_choice: ~220 GFLOP/s on one core for the
+// MNIST layer, twice OpenBLAS's Haswell kernels, which OPENBLAS_CORETYPE=Haswell forces here).
+//
+// LIBXSMM is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B
+// is the kernel's first operand and A its second. 1.17 JITs a transposed second operand
+// (row-major trans_a) but not a transposed first one (row-major trans_b), so for trans_b each
+// task first transposes its slice of B into scratch with a 16 x 16 AVX-512 tile transpose.
+//
+// C is cut into blocks of whole columns (or whole rows) and the blocks run as ThreadPool tasks.
+// Each element of C is computed by one kernel over the whole of k, so the result does not
+// depend on which thread ran which block.
+#include "runtime/cpu/gemm.hpp"
+
+#include <libxsmm.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "core/thread_pool.hpp"
+
+namespace onefit::cpu {
+namespace {
+
+// Products below this many flops run on the calling thread: ~5 us of work, where handing half
+// to a worker (0.3 us when it is spinning) starts to pay.
+constexpr double kParallelFlops = 1 << 21;
+constexpr int64_t kColumnAlign = 16;  // column blocks are multiples of one AVX-512 register
+
+int init_libxsmm() {
+    libxsmm_init();
+    return 0;
+}
+
+// The column-major kernel C[M, N] = A[M, K] B[K, N] (B^T when trans_second) + beta C, beta 0 or 1.
+// LIBXSMM keeps dispatched kernels in its own registry: after the first call with a shape this
+// is a hash lookup (~20 ns measured), with no JIT and no allocation.
+libxsmm_smmfunction kernel(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
+                           bool trans_second, bool beta_one) {
+    static const int initialized = init_libxsmm();
+    (void)initialized;
+    const libxsmm_blasint m = M, n = N, k = K, la = lda, lb = ldb, lc = ldc;
+    const float alpha = 1.0f, beta = beta_one ? 1.0f : 0.0f;
+    const int flags = trans_second ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
+    const int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
+    const libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
+    if (!f) {  // 1.17 JITs every size and this flag set on x86-64; reaching here is a bug
+        std::fprintf(stderr, "onefit: LIBXSMM has no kernel for %lldx%lldx%lld (flags %d)\n",
+                     static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), flags);
+        std::abort();
+    }
+    return f;
+}
+
+#if defined(__AVX512F__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 false positive in its own unpack intrinsics
+// out[j, i] = in[i, j] for a 16 x 16 tile: three rounds of shuffles (32-, 64-, 128-bit pieces).
+void transpose_tile16(float* __restrict out, int64_t ldo, const float* __restrict in, int64_t ldi) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * ldi);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    const auto lo = [](__m512 x, __m512 y) {
+        return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(x), _mm512_castps_pd(y)));
+    };
+    const auto hi = [](__m512 x, __m512 y) {
+        return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(x), _mm512_castps_pd(y)));
+    };
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = lo(t[i], t[i + 2]);
+        r[i + 1] = hi(t[i], t[i + 2]);
+        r[i + 2] = lo(t[i + 1], t[i + 3]);
+        r[i + 3] = hi(t[i + 1], t[i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+    }
+    for (int i = 0; i < 4; ++i) {
+        _mm512_storeu_ps(out + i * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
+        _mm512_storeu_ps(out + (i + 8) * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd));
+        _mm512_storeu_ps(out + (i + 4) * ldo, _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88));
+        _mm512_storeu_ps(out + (i + 12) * ldo, _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd));
+    }
+}
+#pragma GCC diagnostic pop
+#endif
+
+// out[j, i] = in[i, j] for in[rows, cols]: out is cols x rows. 16 x 16 tiles keep both sides'
+// cache lines in L1 (a 784 x 256 transpose: 20 us, libxsmm_otrans 1.17: 120 us).
+void transpose(float* __restrict out, int64_t ldo, const float* __restrict in, int64_t ldi, int64_t rows,
+               int64_t cols) {
+    for (int64_t i0 = 0; i0 < rows; i0 += 16) {
+        const int64_t i1 = std::min(rows, i0 + 16);
+        int64_t j0 = 0;
+#if defined(__AVX512F__)
+        if (i1 - i0 == 16)
+            for (; j0 + 16 <= cols; j0 += 16) transpose_tile16(out + j0 * ldo + i0, ldo, in + i0 * ldi + j0, ldi);
+#endif
+        for (int64_t j = j0; j < cols; ++j)
+            for (int64_t i = i0; i < i1; ++i) out[j * ldo + i] = in[i * ldi + j];
+    }
+}
+
+// c[rows, cols] *= beta (beta 0 writes zeros, so NaN in an unread C does not survive).
+void scale(float* c, int64_t ldc, int64_t rows, int64_t cols, float beta) {
+    for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// The caller's scratch for transposed slices of B; it only grows, so a step allocates nothing
+// once each shape has run. Tasks on the workers use the caller's buffer, each its own part.
+float* scratch(size_t floats) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < floats) buffer.resize(floats);
+    return buffer.data();
+}
+
+}  // namespace
+
+void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) {
+        scale(c, ldc, m, n, beta);
+        return;
+    }
+    ThreadPool& pool = ThreadPool::instance();
+    const int64_t threads = 2.0 * double(m) * double(n) * double(k) >= kParallelFlops ? pool.num_threads() : 1;
+    static const int per_thread = std::getenv("ONEFIT_BPT") ? std::atoi(std::getenv("ONEFIT_BPT")) : 1;  // EXPERIMENT
+    static const int64_t kSliceFloats = std::getenv("ONEFIT_SLICE") ? std::atoi(std::getenv("ONEFIT_SLICE")) : (1 << 30);  // EXPERIMENT
+    // C is cut into blocks of whole columns: a block's columns are a block of rows of B, which for
+    // trans_b the task transposes itself. A C narrower than two blocks is cut into rows instead.
+    const bool by_columns = (trans_b || n >= m) && (threads == 1 || n >= 2 * kColumnAlign);
+    if (trans_b && !by_columns) {  // transpose all of B once, here
+        float* bt = scratch(static_cast<size_t>(k * n));
+        transpose(bt, n, b, ldb, n, k);
+        b = bt;
+        ldb = n;
+        trans_b = false;
+    }
+    int64_t width = 0;
+    if (by_columns) {
+        int64_t blocks = threads * per_thread;  // (trans_b: and small enough for a slice of B to stay in L2)
+        if (trans_b) blocks = std::max(blocks, (k * n + kSliceFloats - 1) / kSliceFloats);
+        width = std::min(n, round_up((n + blocks - 1) / blocks, kColumnAlign));
+    } else {
+        width = (m + threads * per_thread - 1) / (threads * per_thread);
+    }
+    const int64_t extent = by_columns ? n : m;
+    const int64_t blocks = (extent + width - 1) / width, tail = extent - (blocks - 1) * width;
+    const bool beta_one = beta != 0.0f, prescale = beta != 0.0f && beta != 1.0f;
+
+    // The column-major kernels for a full block and the last one: M = columns, N = rows of C.
+    const auto dispatch = [&](int64_t w) {
+        const int64_t M = by_columns ? w : n, N = by_columns ? m : w;
+        const int64_t ld_first = trans_b ? M : ldb;  // a transposed slice of B is packed tightly
+        return kernel(M, N, k, ld_first, lda, ldc, trans_a, beta_one);
+    };
+    const libxsmm_smmfunction full = dispatch(width), last = tail == width ? full : dispatch(tail);
+    const size_t slice = static_cast<size_t>(round_up(k * width, kColumnAlign));
+    float* const bt = trans_b ? scratch(slice * static_cast<size_t>(blocks)) : nullptr;
+
+    const auto run_block = [&](int64_t t) {
+        const int64_t start = t * width, w = t + 1 == blocks ? tail : width;
+        const libxsmm_smmfunction f = t + 1 == blocks ? last : full;
+        const int64_t rows = by_columns ? m : w, cols = by_columns ? w : n;
+        float* cb = by_columns ? c + start : c + start * ldc;
+        if (prescale) scale(cb, ldc, rows, cols, beta);
+        if (!by_columns) {  // rows [start, start + w) of op(A) and C, all of B
+            f(b, trans_a ? a + start : a + start * lda, cb);
+        } else if (trans_b) {  // columns [start, start + w) of C are rows of B: transpose them
+            float* s = bt + static_cast<size_t>(t) * slice;
+            transpose(s, w, b + start * ldb, ldb, w, k);
+            f(s, a, cb);
+        } else {
+            f(b + start, a, cb);
+        }
+    };
+    if (blocks == 1) run_block(0);
+    else pool.parallel_for(blocks, run_block);
+}
+
+}  // namespace onefit::cpu

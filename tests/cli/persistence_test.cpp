@@ -1,0 +1,166 @@
+// `onefit fit --save/--resume/--checkpoint/--csv-log/--early-stopping-patience`, `onefit
+// evaluate` and `onefit predict`, run as a user would run them.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "onefit/io.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string temp_path(const std::string& name) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return ::testing::TempDir() + "onefit_persist_" + info->name() + "_" + std::to_string(getpid()) + "_" + name;
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+    const std::string err_path = temp_path("stderr.txt");
+    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
+    for (const std::string& a : args) command += " " + shell_quote(a);
+    command += " 2>" + shell_quote(err_path);
+    CliResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) return result;
+    char buffer[4096];
+    for (size_t got; (got = fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, got);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_file(err_path);
+    std::remove(err_path.c_str());
+    return result;
+}
+
+// Iris, shuffled every epoch, with dropout: the hardest case for an exact resume.
+std::vector<std::string> fit_args(int epochs) {
+    return {"fit", "--layers", "16:relu,dropout:0.2,3:softmax", "--loss", "sparse_categorical_crossentropy",
+            "--metrics", "accuracy", "--shuffle", "--seed", "3", "--verbose", "0", "--epochs", std::to_string(epochs)};
+}
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+void expect_same_weights(const std::string& a, const std::string& b) {
+    const auto x = onefit::read_safetensors(a + "/model.safetensors"), y = onefit::read_safetensors(b + "/model.safetensors");
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        EXPECT_EQ(x[i].first, y[i].first);
+        ASSERT_EQ(x[i].second.shape(), y[i].second.shape());
+        EXPECT_EQ(std::memcmp(x[i].second.data(), y[i].second.data(), sizeof(float) * x[i].second.values().size()), 0)
+            << x[i].first;
+    }
+}
+
+TEST(CliPersist, TenEpochsSavedThenResumedToTwentyEqualTwentyStraight) {
+    const std::string straight = temp_path("straight"), half = temp_path("half"), resumed = temp_path("resumed");
+    for (const auto& d : {straight, half, resumed}) fs::remove_all(d);
+    const CliResult a = run_cli(with(fit_args(20), {"--save", straight}));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    EXPECT_NE(a.out.find("saved: " + straight + " (epoch 20)"), std::string::npos) << a.out;
+    ASSERT_EQ(run_cli(with(fit_args(10), {"--save", half})).exit_code, 0);
+    const CliResult c = run_cli(with(fit_args(20), {"--resume", half, "--save", resumed}));
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    EXPECT_NE(c.out.find("resuming " + half + " at epoch 11 of 20"), std::string::npos) << c.out;
+    expect_same_weights(straight, resumed);
+    EXPECT_EQ(onefit::load_training_state(resumed).epoch, 20);
+}
+
+TEST(CliPersist, ResumingAFinishedFitIsAnError) {
+    const std::string dir = temp_path("done");
+    fs::remove_all(dir);
+    ASSERT_EQ(run_cli(with(fit_args(2), {"--save", dir})).exit_code, 0);
+    const CliResult r = run_cli(with(fit_args(2), {"--resume", dir}));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("onefit: error: --resume"), std::string::npos) << r.err;
+}
+
+TEST(CliPersist, SaveIntoAMissingFolderFailsBeforeTraining) {
+    const CliResult r = run_cli(with(fit_args(2), {"--save", "/nonexistent/dir/model"}));
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");  // nothing ran
+    EXPECT_NE(r.err.find("--save /nonexistent/dir/model: the folder /nonexistent/dir does not exist"), std::string::npos)
+        << r.err;
+}
+
+TEST(CliPersist, CheckpointCsvLogAndEarlyStopping) {
+    const std::string ckpt = temp_path("ckpt"), csv = temp_path("log.csv");
+    fs::remove_all(ckpt);
+    fs::create_directories(ckpt);
+    const CliResult r = run_cli(with(fit_args(3), {"--checkpoint", ckpt + "/e{epoch:02d}", "--csv-log", csv,
+                                                   "--early-stopping-patience", "5"}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* e : {"e01", "e02", "e03"}) EXPECT_TRUE(fs::exists(ckpt + "/" + e + "/model.safetensors")) << e;
+    const std::string log = read_file(csv);
+    EXPECT_EQ(log.substr(0, log.find('\n')), "epoch,accuracy,loss,val_accuracy,val_loss");
+    EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 4);
+}
+
+TEST(CliPersist, EvaluateAndPredictASavedModel) {
+    const std::string dir = temp_path("model"), out = temp_path("pred.csv");
+    fs::remove_all(dir);
+    ASSERT_EQ(run_cli(with(fit_args(5), {"--save", dir})).exit_code, 0);
+    const CliResult e = run_cli({"evaluate", "--model", dir, "--data", "iris"});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_EQ(e.out.rfind("loss: ", 0), 0u) << e.out;
+    EXPECT_NE(e.out.find(" - accuracy: "), std::string::npos) << e.out;
+
+    const CliResult p = run_cli({"predict", "--model", dir, "--data", "iris"});
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    EXPECT_EQ(p.out.substr(0, p.out.find('\n')), "pred_0,pred_1,pred_2");
+    EXPECT_EQ(std::count(p.out.begin(), p.out.end(), '\n'), 151);
+    ASSERT_EQ(run_cli({"predict", "--model", dir, "--data", "iris", "--output", out}).exit_code, 0);
+    EXPECT_EQ(read_file(out), p.out);
+}
+
+TEST(CliPersist, PredictIntoAMissingFolderChangesNothing) {
+    const std::string dir = temp_path("model"), missing = temp_path("missing");
+    fs::remove_all(dir);
+    ASSERT_EQ(run_cli(with(fit_args(1), {"--save", dir})).exit_code, 0);
+    const CliResult p = run_cli({"predict", "--model", dir, "--data", "iris", "--output", missing + "/p.csv"});
+    EXPECT_EQ(p.exit_code, 2);
+    EXPECT_EQ(p.err.rfind("onefit: error: --output", 0), 0u) << p.err;
+    EXPECT_EQ(std::count(p.err.begin(), p.err.end(), '\n'), 1);
+    EXPECT_FALSE(fs::exists(missing));
+}
+
+TEST(CliPersist, EvaluateAMissingModelIsOneLineError) {
+    const CliResult e = run_cli({"evaluate", "--model", "/nonexistent/model", "--data", "iris"});
+    EXPECT_EQ(e.exit_code, 2);
+    EXPECT_EQ(e.err.rfind("onefit: error: /nonexistent/model", 0), 0u) << e.err;
+}
+
+TEST(CliPersist, NpyDataNeedsLabels) {
+    const CliResult e = run_cli(with(fit_args(1), {"--data", "/nonexistent/x.npy"}));
+    EXPECT_EQ(e.exit_code, 2);
+    EXPECT_NE(e.err.find("--labels"), std::string::npos) << e.err;
+}
+
+}  // namespace

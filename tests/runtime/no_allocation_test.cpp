@@ -1,0 +1,216 @@
+// The CPU step loop allocates nothing after construction: every global operator new and
+// delete is replaced here by a counting version, and epochs 1..19 of a fit (after one warm-up
+// epoch) must not call them. The replacement is global for the whole test binary, so counting
+// is switched on only inside the measured region.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "nn/metrics.hpp"
+#include "onefit/onefit.hpp"
+#include "program/fit_plan.hpp"
+#include "program/training_program.hpp"
+#include "runtime/cpu/cpu_fit.hpp"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_news{0}, g_deletes{0};
+
+void* allocate(std::size_t size) {
+    if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(size == 0 ? 1 : size);
+}
+
+void* allocate_aligned(std::size_t size, std::align_val_t alignment) {
+    if (g_counting.load(std::memory_order_relaxed)) g_news.fetch_add(1, std::memory_order_relaxed);
+    const std::size_t a = static_cast<std::size_t>(alignment);
+    const std::size_t rounded = size == 0 ? a : (size + a - 1) / a * a;  // aligned_alloc wants a multiple
+    return std::aligned_alloc(a, rounded);
+}
+
+void* allocate_or_throw(void* p) {
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+void release(void* p) noexcept {
+    if (!p) return;
+    if (g_counting.load(std::memory_order_relaxed)) g_deletes.fetch_add(1, std::memory_order_relaxed);
+    std::free(p);
+}
+
+}  // namespace
+
+void* operator new(std::size_t n) { return allocate_or_throw(allocate(n)); }
+void* operator new[](std::size_t n) { return allocate_or_throw(allocate(n)); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept { return allocate(n); }
+void* operator new(std::size_t n, std::align_val_t a) { return allocate_or_throw(allocate_aligned(n, a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return allocate_or_throw(allocate_aligned(n, a)); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return allocate_aligned(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+    return allocate_aligned(n, a);
+}
+void operator delete(void* p) noexcept { release(p); }
+void operator delete[](void* p) noexcept { release(p); }
+void operator delete(void* p, std::size_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t) noexcept { release(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { release(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { release(p); }
+
+namespace onefit {
+namespace {
+
+struct Counts {
+    long news = 0, deletes = 0;
+};
+
+// Runs f with counting on and returns what it allocated and freed.
+template <class F>
+Counts count_allocations(F f) {
+    g_news = 0;
+    g_deletes = 0;
+    g_counting = true;
+    f();
+    g_counting = false;
+    return {g_news.load(), g_deletes.load()};
+}
+
+void* volatile g_sink = nullptr;
+
+TEST(NoAllocation, TheCounterSeesAllocationsOfEveryKind) {
+    const Counts c = count_allocations([] {
+        g_sink = new int(1);
+        delete static_cast<int*>(g_sink);
+        g_sink = new (std::align_val_t{64}) double[3];
+        ::operator delete[](g_sink, std::align_val_t{64});
+        g_sink = new (std::nothrow) char[5];
+        delete[] static_cast<char*>(g_sink);
+        std::vector<float> v(100);
+        g_sink = v.data();
+    });
+    EXPECT_EQ(c.news, 4);
+    EXPECT_EQ(c.deletes, 4);
+}
+
+struct Case {
+    Shape input;
+    std::vector<Layer> layers;
+    const char* loss;
+    Optimizer optimizer;
+    int64_t rows, batch_size;
+    bool shuffle;
+    int64_t steps_per_epoch = -1;
+};
+
+// Features from a smooth formula; class labels (N,) in [0, classes).
+Tensor features(int64_t rows, int64_t width) {
+    Tensor x({rows, width});
+    for (int64_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(std::sin(0.37 * double(i)) + 0.1);
+    return x;
+}
+Tensor labels(int64_t rows, int64_t classes) {
+    Tensor y({rows});
+    for (int64_t i = 0; i < rows; ++i) y[i] = static_cast<float>((i * 7) % classes);
+    return y;
+}
+
+// Epochs 1..19 of a CpuFit built directly (as fit() builds it), after a warm-up epoch 0.
+Counts steady_state_allocations(const Case& c) {
+    TrainingProgram program =
+        lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {"accuracy", "mae"}, 1);
+    const int64_t classes = program.output_width;
+    const Tensor x = features(c.rows, c.input[0]), y = labels(c.rows, classes);
+    const Tensor val_x = features(c.rows / 3 + 1, c.input[0]), val_y = labels(c.rows / 3 + 1, classes);
+    FitPlan plan;
+    plan.x = &x;
+    plan.y = &y;
+    plan.batch_size = c.batch_size;
+    plan.shuffle = c.shuffle;
+    plan.steps_per_epoch = c.steps_per_epoch;
+    plan.epochs = 20;
+    plan.seed = 5;
+    plan.val_x = &val_x;
+    plan.val_y = &val_y;
+    plan.validation_batch_size = c.batch_size;
+    plan.y_width = label_width(y);
+    const std::vector<nn::Metric> metrics = {nn::resolve_metric("accuracy", classes, plan.y_width),
+                                             nn::resolve_metric("mae", classes, plan.y_width)};
+    cpu::CpuFit<float> fit(program, plan, metrics);
+    fit.run_epochs(0, 1);
+    const Counts counts = count_allocations([&] {
+        fit.run_epochs(1, 10);
+        // The pieces a live progress bar calls.
+        for (int64_t epoch = 10; epoch < 20; ++epoch) {
+            fit.begin_epoch(epoch);
+            for (int64_t done = 0; done < fit.steps_in_epoch(); ++done) fit.train_steps(1);
+            fit.end_epoch();
+            g_sink = const_cast<EpochLog*>(&fit.logs()[static_cast<size_t>(epoch)]);
+        }
+    });
+    EXPECT_GT(fit.logs()[19].train.samples, 0);
+    EXPECT_GT(fit.logs()[19].validation.samples, 0);
+    return counts;
+}
+
+void expect_no_allocation(const Case& c) {
+    const Counts counts = steady_state_allocations(c);
+    EXPECT_EQ(counts.news, 0);
+    EXPECT_EQ(counts.deletes, 0);
+}
+
+TEST(NoAllocation, SeedModelTrainsAndValidatesWithoutAllocating) {
+    expect_no_allocation({.input = {4},
+                          .layers = {Dense(32, "relu"), Dense(3, "softmax")},
+                          .loss = "logcosh",
+                          .optimizer = Adam(0.1f),
+                          .rows = 105,
+                          .batch_size = 20,
+                          .shuffle = false});
+}
+
+TEST(NoAllocation, DropoutAndShufflingAllocateNothing) {
+    expect_no_allocation({.input = {4},
+                          .layers = {Dense(16, "relu"), Dropout(0.3f), Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = RMSprop(0.01f, 0.9f, 0.5f, 1e-7f, true),
+                          .rows = 100,
+                          .batch_size = 16,
+                          .shuffle = true});
+}
+
+TEST(NoAllocation, StepsPerEpochAcrossShuffledPassesAllocatesNothing) {
+    expect_no_allocation({.input = {4},
+                          .layers = {Dense(8, "tanh"), Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = SGD(0.1f, 0.9f, true),
+                          .rows = 50,
+                          .batch_size = 8,
+                          .shuffle = true,
+                          .steps_per_epoch = 5});
+}
+
+TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
+    const Case c{.input = {64},
+                 .layers = {Dense(256, "relu"), Dense(10, "softmax")},
+                 .loss = "sparse_categorical_crossentropy",
+                 .optimizer = Adam(0.001f, 0.9f, 0.999f, 1e-7f, true),
+                 .rows = 200,
+                 .batch_size = 32,
+                 .shuffle = true};
+    ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[0].dense.use_blas);
+    expect_no_allocation(c);
+}
+
+}  // namespace
+}  // namespace onefit

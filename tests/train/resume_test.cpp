@@ -1,0 +1,87 @@
+// initial_epoch: a fit of 20 epochs equals 10 epochs then 10 more started at initial_epoch 10,
+// bit for bit, with shuffling and dropout on (the batch schedule and the masks resume exactly).
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "onefit/onefit.hpp"
+
+namespace onefit {
+namespace {
+
+Sequential shuffled_dropout_model() {
+    Sequential model({4}, 11);
+    model.add(Dense(16, "relu")).add(Dropout(0.2f)).add(Dense(3, "softmax"));
+    model.compile(Adam(0.01f), loss_from_name("sparse_categorical_crossentropy"), CompileOptions{{"accuracy"}});
+    return model;
+}
+
+FitOptions options(int64_t epochs, int64_t initial_epoch) {
+    FitOptions o;
+    o.batch_size = 16;
+    o.epochs = epochs;
+    o.initial_epoch = initial_epoch;
+    o.shuffle = true;
+    o.verbose = 0;
+    o.seed = 5;
+    return o;
+}
+
+bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].shape() != b[i].shape() ||
+            std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
+            return false;
+    return true;
+}
+
+TEST(Resume, TenEpochsThenTenFromInitialEpochTenEqualTwentyStraight) {
+    const LabeledData iris = load_iris();
+    Sequential straight = shuffled_dropout_model();
+    straight.fit(iris.x, iris.y, options(20, 0));
+
+    Sequential resumed = shuffled_dropout_model();
+    resumed.fit(iris.x, iris.y, options(10, 0));
+    const History second = resumed.fit(iris.x, iris.y, options(20, 10));
+
+    EXPECT_TRUE(bitwise_equal(straight.get_weights(), resumed.get_weights()));
+    ASSERT_EQ(second.epoch.size(), 10u);
+    EXPECT_EQ(second.epoch.front(), 10);
+}
+
+TEST(Resume, ResumingFromTheWrongEpochGivesDifferentWeights) {
+    const LabeledData iris = load_iris();
+    Sequential straight = shuffled_dropout_model();
+    straight.fit(iris.x, iris.y, options(20, 0));
+    Sequential restarted = shuffled_dropout_model();
+    restarted.fit(iris.x, iris.y, options(10, 0));
+    restarted.fit(iris.x, iris.y, options(10, 0));  // replays epochs 0..9's batches instead of 10..19
+    EXPECT_FALSE(bitwise_equal(straight.get_weights(), restarted.get_weights()));
+}
+
+TEST(Resume, InitialEpochOutsideTheEpochsIsAnError) {
+    const LabeledData iris = load_iris();
+    Sequential model = shuffled_dropout_model();
+    EXPECT_THROW(model.fit(iris.x, iris.y, options(5, 5)), Error);
+    EXPECT_THROW(model.fit(iris.x, iris.y, options(5, -1)), Error);
+}
+
+TEST(FitProfile, AccountsForTheFitInOneProgramCallWhenNothingLooks) {
+    const LabeledData iris = load_iris();
+    Sequential model = shuffled_dropout_model();
+    FitProfile profile;
+    FitOptions o = options(4, 0);
+    o.validation_split = 0.2;
+    o.profile = &profile;
+    model.fit(iris.x, iris.y, o);
+    EXPECT_EQ(profile.program_calls, 1);
+    EXPECT_EQ(profile.steps, 4 * 8);  // 120 training rows in batches of 16
+    EXPECT_GT(profile.program_seconds, 0.0);
+    EXPECT_GT(profile.validation_seconds, 0.0);
+    EXPECT_LE(profile.validation_seconds, profile.program_seconds);
+    EXPECT_EQ(profile.device, "cpu");
+}
+
+}  // namespace
+}  // namespace onefit

@@ -1,0 +1,209 @@
+// run_explain: the fit as `onefit fit` would run it (same config and flags), once, with
+// FitProfile on; then the calibration, the projections and the lints (src/explain).
+#include "explain_command.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <sstream>
+
+#include "fit_command.hpp"
+
+namespace onefit::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+struct ExplainData {
+    Tensor x_train, y_train, x_val, y_val;
+    int64_t train_rows = 0, validation_rows = 0;
+};
+
+// As fit_command.cpp's split_data: a test split, or Keras's validation_split of the last rows.
+// (Kept in step by hand until fit_command.hpp exports its data loading.)
+ExplainData load(const FitConfig& config) {
+    const LabeledData all = config.source == "iris" ? load_iris() : [&] {
+        CsvOptions options;
+        options.label_column = config.label;
+        return read_csv(config.source, options);
+    }();
+    ExplainData d;
+    if (config.test_size > 0) {
+        TrainTestSplit s = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
+        d.x_train = std::move(s.x_train), d.y_train = std::move(s.y_train);
+        d.x_val = std::move(s.x_test), d.y_val = std::move(s.y_test);
+    } else {
+        const int64_t n = all.x.rows();
+        const int64_t split = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
+        if (split < 1 || split > n) throw Error(config.source + ": validation_split leaves no training rows");
+        d.x_train = all.x.slice_rows(0, split), d.y_train = all.y.slice_rows(0, split);
+        if (split < n) d.x_val = all.x.slice_rows(split, n), d.y_val = all.y.slice_rows(split, n);
+    }
+    d.train_rows = d.x_train.rows();
+    d.validation_rows = d.x_val.rows();
+    return d;
+}
+
+std::string describe(const FitConfig& config, const ExplainData& d) {
+    std::string line = config.source + " (" + std::to_string(d.train_rows) + " train / " +
+                       std::to_string(d.validation_rows) + " validation rows), " + std::to_string(d.x_train.dim(1));
+    for (const Layer& layer : config.layers)
+        line += layer.kind == Layer::Kind::Dense ? "-" + std::to_string(layer.units) : "-dropout";
+    return line + ", " + config.optimizer + ", " + config.loss + ", batch " + std::to_string(config.batch_size) + ", " +
+           std::to_string(config.epochs) + " epochs";
+}
+
+FitWork work_of(const Sequential& model, int64_t train_rows, int64_t validation_rows, const FitConfig& config,
+                int64_t epochs) {
+    return fit_work(step_work(model, config.batch_size), train_rows, validation_rows, model.input_shape()[0], epochs,
+                    config.steps_per_epoch);
+}
+
+const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>& profiles) {
+    for (const DeviceProfile& p : profiles)
+        if (p.device == device && (p.present || device == Device::cpu)) return p;
+    for (const DeviceProfile& p : profiles)
+        if (p.device == device) return p;
+    return profiles.front();
+}
+
+}  // namespace
+
+CLI::App* add_explain_command(CLI::App& app, ExplainFlags& flags) {
+    CLI::App* explain = app.add_subcommand(
+        "explain", "Run a fit once and explain it: time per phase, FLOPs and bytes, projected time per device, "
+                   "and lints with fixes. Takes every `onefit fit` argument (see onefit fit --help).");
+    explain->footer(
+        "Examples:\n"
+        "  onefit explain                              # the seed experiment\n"
+        "  onefit explain examples/iris_fixed.json --json\n"
+        "  onefit explain --epochs 50 --report report.html\n"
+        "The output and the cost model are documented in docs/explain.md.");
+    explain->add_flag("--json", flags.json, "Print one JSON object (schema in docs/explain.md) instead of text");
+    explain->add_option("--report", flags.report_path, "Also write a self-contained HTML report with charts")
+        ->type_name("FILE.html");
+    explain->add_flag("--recalibrate", flags.recalibrate, "Measure this CPU again instead of using the cached profile");
+    explain->allow_extras();
+    explain->prefix_command(false);
+    return explain;
+}
+
+Device auto_device(const Sequential& model, int64_t train_rows, int64_t validation_rows, const FitConfig& config) {
+    if (!cuda_available()) return Device::cpu;  // nothing to choose from: no calibration needed
+    const FitWork work = work_of(model, train_rows, validation_rows, config, config.epochs);
+    return pick_device(work, device_profiles(cpu_profile()));
+}
+
+void print_fit_profile(const FitProfile& profile, const CommandTimes& times, const Sequential& model,
+                       int64_t train_rows, int64_t validation_rows, const FitConfig& config, int64_t epochs_run) {
+    const std::vector<DeviceProfile> profiles = device_profiles(cpu_profile());
+    const FitWork work = work_of(model, train_rows, validation_rows, config, epochs_run);
+    const DeviceProfile& ran_on = profile_for(profile.device == "cuda" ? Device::cuda : Device::cpu, profiles);
+    std::cout << "Where the time went (" << profile.steps << " steps, " << profile.program_calls
+              << " program call" << (profile.program_calls == 1 ? "" : "s") << ")\n"
+              << format_phase_table(fit_phases(profile, times, work, ran_on));
+}
+
+int run_explain(const ExplainFlags& flags) {
+    // The fit flags, parsed and checked exactly as `onefit fit` parses them.
+    CLI::App parser("onefit explain", "onefit explain");
+    FitFlags fit_flags;
+    CLI::App* fit = add_fit_command(parser, fit_flags);
+    std::vector<std::string> args(flags.rest.rbegin(), flags.rest.rend());  // CLI11 takes them reversed
+    args.push_back("fit");
+    parser.parse(args);
+    (void)fit;
+    FitConfig config = resolve_fit_config(fit_flags);
+
+    CommandTimes times;
+    auto start = clock_type::now();
+    const ExplainData data = load(config);
+    times.load_seconds = since(start);
+
+    start = clock_type::now();
+    Sequential model({data.x_train.dim(1)}, config.seed);
+    for (const Layer& layer : config.layers) model.add(layer);
+    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                  loss_from_name(config.loss), CompileOptions{config.metrics});
+    times.compile_seconds = since(start);
+
+    const Device device = config.device == "auto" ? auto_device(model, data.train_rows, data.validation_rows, config)
+                                                  : device_from_name(config.device);
+    if (device == Device::cuda) {  // the context is created here, before fit
+        start = clock_type::now();
+        std::string why;
+        if (!cuda_available(&why)) throw Error("--device cuda: " + why);
+        cuda_device_description();
+        times.device_start_seconds = since(start);
+    }
+
+    FitProfile profile;
+    FitOptions options;
+    options.batch_size = config.batch_size;
+    options.epochs = config.epochs;
+    options.verbose = config.verbose == 0 ? 0 : 2;  // epoch lines cost what they cost; captured, not shown
+    std::ostringstream fit_output;
+    options.out = &fit_output;
+    options.shuffle = config.shuffle;
+    options.device = device;
+    options.steps_per_epoch = config.steps_per_epoch;
+    if (data.validation_rows > 0) options.validation_data = std::make_pair(data.x_val, data.y_val);
+    options.profile = &profile;
+    History history;
+    {
+        std::ostringstream warnings;  // fit's warnings become lints below
+        std::streambuf* saved = std::cerr.rdbuf(warnings.rdbuf());
+        try {
+            start = clock_type::now();
+            history = model.fit(data.x_train, data.y_train, options);
+            times.fit_seconds = since(start);
+        } catch (...) {
+            std::cerr.rdbuf(saved);
+            throw;
+        }
+        std::cerr.rdbuf(saved);
+    }
+
+    // Calibrated after the fit, so the fit explained is the cold one a user runs.
+    const DeviceProfile cpu = cpu_profile(flags.recalibrate);
+    const std::vector<DeviceProfile> profiles = device_profiles(cpu);
+    ExplainReport report;
+    report.run = describe(config, data);
+    report.device = device_name(device);
+    report.ran_on = profile_for(device, profiles);
+    report.work = work_of(model, data.train_rows, data.validation_rows, config, static_cast<int64_t>(history.epoch.size()));
+    report.phases = fit_phases(profile, times, report.work, report.ran_on);
+    report.train_seconds = std::max(0.0, profile.program_seconds - profile.validation_seconds);
+    const FitWork planned = work_of(model, data.train_rows, data.validation_rows, config, config.epochs);
+    for (const DeviceProfile& p : profiles) report.projections.push_back(project(p, planned));
+    report.picked_device = device_name(pick_device(planned, profiles));
+    report.reason = projection_reason(planned, report.projections);
+    report.history = history;
+
+    LintInput lint;
+    lint.warnings = model.warnings();
+    lint.x_train = &data.x_train;
+    lint.y_train = &data.y_train;
+    if (data.validation_rows > 0) lint.y_validation = &data.y_val;
+    lint.history = &history;
+    for (const Layer& layer : model.layers())
+        if (layer.kind == Layer::Kind::Dense) lint.output_width = layer.units;  // the last Dense's
+    lint.loss = loss_from_name(config.loss).kind;
+    lint.batch_size = config.batch_size;
+    lint.train_rows = data.train_rows;
+    lint.steps_per_epoch = config.steps_per_epoch;
+    const double steps = static_cast<double>(std::max<int64_t>(1, report.work.steps));
+    for (const Phase& p : report.phases)
+        if (p.name == "compute") lint.step_compute_seconds = p.seconds / steps;
+    lint.step_overhead_seconds = report.ran_on.step_overhead_seconds +
+                                 3.0 * static_cast<double>(report.work.step.dense_layers) * report.ran_on.call_overhead_seconds;
+    report.lints = lint_fit(lint);
+
+    if (!flags.report_path.empty()) write_file_atomically(flags.report_path, explain_html(report));
+    std::cout << (flags.json ? explain_json(report) : explain_text(report));
+    if (!flags.json && !flags.report_path.empty()) std::cout << "report: " << flags.report_path << "\n";
+    return 0;
+}
+
+}  // namespace onefit::cli
