@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "io/test_files.hpp"
+#include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 #include "program/training_program.hpp"
 
@@ -42,14 +43,6 @@ FitOptions options(int64_t epochs, int64_t initial_epoch = 0) {
     return o;
 }
 
-bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].shape() != b[i].shape() ||
-            std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
-            return false;
-    return true;
-}
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
@@ -68,7 +61,7 @@ TEST(ModelIo, RoundTripGivesIdenticalPredictions) {
     const std::string dir = fresh_dir();
     save_model(model, dir, 3, 5);
     Sequential loaded = load_model(dir);
-    EXPECT_TRUE(bitwise_equal(model.get_weights(), loaded.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(model.get_weights(), loaded.get_weights()));
     const Tensor a = model.predict(iris.x), b = loaded.predict(iris.x);
     ASSERT_EQ(a.shape(), b.shape());
     EXPECT_EQ(std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())), 0);
@@ -107,7 +100,7 @@ TEST(ModelIo, KeepsTheWholeConfigurationAndLayerNames) {
     EXPECT_EQ(p.loss.kind, LossKind::huber);
     EXPECT_EQ(p.loss.delta, 0.25f);
     EXPECT_EQ(p.metric_names, (std::vector<std::string>{"mae", "mse"}));
-    EXPECT_TRUE(bitwise_equal(model.get_weights(), loaded.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(model.get_weights(), loaded.get_weights()));
     EXPECT_EQ(load_training_state(dir).epoch, -1);  // saved without an epoch
     // config.json keeps floats readable: 0.003, not 0.0030000000260770321.
     EXPECT_NE(read_bytes(dir + "/config.json").find("\"learning_rate\": 0.003,"), std::string::npos);
@@ -119,7 +112,7 @@ TEST(ModelIo, AnUncompiledModelSavesArchitectureAndWeights) {
     const std::string dir = fresh_dir();
     save_model(model, dir);
     Sequential loaded = load_model(dir);
-    EXPECT_TRUE(bitwise_equal(model.get_weights(), loaded.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(model.get_weights(), loaded.get_weights()));
     EXPECT_THROW(loaded.program(), Error);
 }
 
@@ -131,7 +124,7 @@ TEST(ModelIo, SavingAgainReplacesTheSaveAndKeepsOtherFiles) {
     write_text(dir + "/notes.txt", "mine");
     model.fit(iris.x, iris.y, options(1));
     save_model(model, dir, 1);
-    EXPECT_TRUE(bitwise_equal(load_model(dir).get_weights(), model.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(load_model(dir).get_weights(), model.get_weights()));
     EXPECT_EQ(read_bytes(dir + "/notes.txt"), "mine");
     const std::string prefix = "." + fs::path(dir).filename().string() + ".saving.";
     for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))  // no temporary folder left
@@ -154,7 +147,7 @@ TEST(ModelIo, TenEpochsSavedLoadedAndResumedEqualTwentyStraight) {
     FitOptions o = options(20, state.epoch);
     o.seed = state.fit_seed;
     resumed.fit(iris.x, iris.y, o);
-    EXPECT_TRUE(bitwise_equal(straight.get_weights(), resumed.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(straight.get_weights(), resumed.get_weights()));
 }
 
 TEST(ModelIo, WithoutTheOptimizerStateResumingDiffers) {
@@ -167,7 +160,7 @@ TEST(ModelIo, WithoutTheOptimizerStateResumingDiffers) {
     Sequential fresh = iris_model();
     fresh.set_weights(first.get_weights());
     fresh.fit(iris.x, iris.y, options(20, 10));
-    EXPECT_FALSE(bitwise_equal(straight.get_weights(), fresh.get_weights()));
+    EXPECT_FALSE(testing_support::same_bits(straight.get_weights(), fresh.get_weights()));
 }
 
 TEST(ModelIo, PythonSafetensorsReadsTheWeights) {

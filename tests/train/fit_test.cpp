@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 #include "program/training_program.hpp"
 
@@ -50,15 +51,6 @@ FitOptions options(int64_t batch_size, int64_t epochs, bool shuffle = true) {
     return o;
 }
 
-// Bitwise equality of every weight array.
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].shape() != b[i].shape() ||
-            std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
-            return false;
-    return true;
-}
 
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
     if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
@@ -91,25 +83,25 @@ TEST(FitReproducibility, SameSeedGivesBitIdenticalWeights) {
     Sequential a = classifier(3, true), b = classifier(3, true);
     a.fit(small_x(), small_y(), options(3, 5));
     b.fit(small_x(), small_y(), options(3, 5));
-    EXPECT_TRUE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(a.get_weights(), b.get_weights()));
 }
 
 TEST(FitReproducibility, DifferentModelSeedsGiveDifferentWeights) {
     Sequential a = classifier(3), b = classifier(4);
     a.fit(small_x(), small_y(), options(3, 5));
     b.fit(small_x(), small_y(), options(3, 5));
-    EXPECT_FALSE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_FALSE(testing_support::same_bits(a.get_weights(), b.get_weights()));
 }
 
 TEST(FitReproducibility, TheFitSeedChangesShufflingAndDropoutOnly) {
     Sequential a = classifier(3, true), b = classifier(3, true);
-    ASSERT_TRUE(same_bits(a.get_weights(), b.get_weights()));
+    ASSERT_TRUE(testing_support::same_bits(a.get_weights(), b.get_weights()));
     FitOptions oa = options(3, 5), ob = options(3, 5);
     oa.seed = 11;
     ob.seed = 12;
     a.fit(small_x(), small_y(), oa);
     b.fit(small_x(), small_y(), ob);
-    EXPECT_FALSE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_FALSE(testing_support::same_bits(a.get_weights(), b.get_weights()));
 }
 
 TEST(FitSchedule, WithoutShuffleBatchesAreConsecutiveRowsInOrder) {
@@ -117,21 +109,21 @@ TEST(FitSchedule, WithoutShuffleBatchesAreConsecutiveRowsInOrder) {
     Sequential arrays = classifier(1), dataset = classifier(1);
     arrays.fit(small_x(), small_y(), options(4, 3, false));
     dataset.fit(Dataset::from_tensor_slices(small_x(), small_y()).batch(4), options(999, 3));
-    EXPECT_TRUE(same_bits(arrays.get_weights(), dataset.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(arrays.get_weights(), dataset.get_weights()));
 }
 
 TEST(FitSchedule, ShuffleChangesTheBatches) {
     Sequential in_order = classifier(1), shuffled = classifier(1);
     in_order.fit(small_x(), small_y(), options(4, 3, false));
     shuffled.fit(small_x(), small_y(), options(4, 3, true));
-    EXPECT_FALSE(same_bits(in_order.get_weights(), shuffled.get_weights()));
+    EXPECT_FALSE(testing_support::same_bits(in_order.get_weights(), shuffled.get_weights()));
 }
 
 TEST(FitSchedule, DatasetRepeatIsTheSameAsMoreEpochs) {
     Sequential arrays = classifier(2), dataset = classifier(2);
     arrays.fit(small_x(), small_y(), options(4, 3, false));
     dataset.fit(Dataset::from_tensor_slices(small_x(), small_y()).batch(4).repeat(3), options(32, 1));
-    EXPECT_TRUE(same_bits(arrays.get_weights(), dataset.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(arrays.get_weights(), dataset.get_weights()));
 }
 
 TEST(FitSchedule, ValidationSplitTakesTheLastRowsBeforeShuffling) {
@@ -143,7 +135,7 @@ TEST(FitSchedule, ValidationSplitTakesTheLastRowsBeforeShuffling) {
     Sequential a = classifier(5), b = classifier(5);
     const History ha = a.fit(small_x(), small_y(), split);
     const History hb = b.fit(small_x().slice_rows(0, 7), small_y().slice_rows(0, 7), explicit_data);
-    EXPECT_TRUE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(a.get_weights(), b.get_weights()));
     EXPECT_EQ(ha["val_loss"], hb["val_loss"]);
 }
 
@@ -155,7 +147,7 @@ TEST(FitSchedule, StepsPerEpochContinuesThroughTheDataAcrossEpochs) {
     const History h = a.fit(small_x(), small_y(), steps);
     b.fit(small_x(), small_y(), options(4, 2, false));
     EXPECT_EQ(h["loss"].size(), 3u);
-    EXPECT_TRUE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(a.get_weights(), b.get_weights()));
 }
 
 TEST(FitSchedule, BatchSizeLargerThanTheDataIsOneFullBatch) {
@@ -163,7 +155,7 @@ TEST(FitSchedule, BatchSizeLargerThanTheDataIsOneFullBatch) {
     Sequential a = classifier(7), b = classifier(7);
     a.fit(small_x(), small_y(), options(10, 2, false));
     EXPECT_NO_THROW(b.fit(small_x(), small_y(), options(int64_t{1} << 40, 2, false)));
-    EXPECT_TRUE(same_bits(a.get_weights(), b.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(a.get_weights(), b.get_weights()));
 }
 
 TEST(FitSchedule, AnEndlessDatasetRunsStepsPerEpochBatchesInOrder) {
@@ -174,7 +166,7 @@ TEST(FitSchedule, AnEndlessDatasetRunsStepsPerEpochBatchesInOrder) {
     EXPECT_THROW(dataset.fit(endless, o), Error);  // how long is an epoch?
     o.steps_per_epoch = 3;
     dataset.fit(endless, o);
-    EXPECT_TRUE(same_bits(arrays.get_weights(), dataset.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(arrays.get_weights(), dataset.get_weights()));
 }
 
 TEST(FitReproducibility, ProgressOutputAndCallbacksDoNotChangeTheResult) {
@@ -190,8 +182,8 @@ TEST(FitReproducibility, ProgressOutputAndCallbacksDoNotChangeTheResult) {
     FitOptions with_callback = options(3, 4);
     with_callback.callbacks = {&nothing};
     called.fit(small_x(), small_y(), with_callback);
-    EXPECT_TRUE(same_bits(quiet.get_weights(), logged.get_weights()));
-    EXPECT_TRUE(same_bits(quiet.get_weights(), called.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(quiet.get_weights(), logged.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(quiet.get_weights(), called.get_weights()));
     EXPECT_TRUE(contains(out.str(), "loss"));
 }
 
@@ -200,7 +192,7 @@ TEST(FitReproducibility, RecompilingKeepsTheTrainedWeightsAndRestartsTheOptimize
     model.fit(small_x(), small_y(), options(4, 2));
     const std::vector<Tensor> trained = model.get_weights();
     model.compile(SGD(), loss_from_name("sparse_categorical_crossentropy"));
-    EXPECT_TRUE(same_bits(model.get_weights(), trained));
+    EXPECT_TRUE(testing_support::same_bits(model.get_weights(), trained));
     EXPECT_EQ(model.program().optimizer_step, 0);
 }
 

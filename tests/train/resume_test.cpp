@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit {
@@ -27,14 +28,6 @@ FitOptions options(int64_t epochs, int64_t initial_epoch) {
     return o;
 }
 
-bool bitwise_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].shape() != b[i].shape() ||
-            std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
-            return false;
-    return true;
-}
 
 TEST(Resume, TenEpochsThenTenFromInitialEpochTenEqualTwentyStraight) {
     const LabeledData iris = load_iris();
@@ -45,7 +38,7 @@ TEST(Resume, TenEpochsThenTenFromInitialEpochTenEqualTwentyStraight) {
     resumed.fit(iris.x, iris.y, options(10, 0));
     const History second = resumed.fit(iris.x, iris.y, options(20, 10));
 
-    EXPECT_TRUE(bitwise_equal(straight.get_weights(), resumed.get_weights()));
+    EXPECT_TRUE(testing_support::same_bits(straight.get_weights(), resumed.get_weights()));
     ASSERT_EQ(second.epoch.size(), 10u);
     EXPECT_EQ(second.epoch.front(), 10);
 }
@@ -57,7 +50,7 @@ TEST(Resume, ResumingFromTheWrongEpochGivesDifferentWeights) {
     Sequential restarted = shuffled_dropout_model();
     restarted.fit(iris.x, iris.y, options(10, 0));
     restarted.fit(iris.x, iris.y, options(10, 0));  // replays epochs 0..9's batches instead of 10..19
-    EXPECT_FALSE(bitwise_equal(straight.get_weights(), restarted.get_weights()));
+    EXPECT_FALSE(testing_support::same_bits(straight.get_weights(), restarted.get_weights()));
 }
 
 TEST(Resume, InitialEpochOutsideTheEpochsIsAnError) {

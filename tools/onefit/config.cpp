@@ -266,6 +266,7 @@ void check_learning_rate(double value, const std::string& where) {
 
 // The library's own name tables decide; the message gains the key or flag.
 void check_device(const std::string& name, const std::string& where) {
+    if (name == "auto") return;  // resolved by explain's cost model when the fit starts
     try {
         device_from_name(name);
     } catch (const Error& e) {

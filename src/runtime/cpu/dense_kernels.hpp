@@ -1,6 +1,7 @@
 // Dense layer kernels on the CPU: plain functions over plain buffers, shapes in the names.
-// Small products lower to the two primitives of small_kernels.hpp; large ones call BLAS
-// (OpenBLAS sgemm), chosen per layer at lowering (DenseOp::use_blas, bench/gemm_choice).
+// Small products lower to the two primitives of small_kernels.hpp; large ones call gemm_f32
+// (LIBXSMM on the thread pool, gemm.cpp), chosen per layer at lowering (DenseOp::use_blas;
+// the measurement behind it: bench/gemm_choice).
 // Templated so the gradient tests run the very same code in double precision.
 #pragma once
 #include <cblas.h>

@@ -27,30 +27,27 @@
 namespace onefit::cpu {
 namespace {
 
-// Products below this many flops run on the calling thread: ~5 us of work, where handing half
-// to a worker (0.3 us when it is spinning) starts to pay.
+// Products below this many flops run on the calling thread: ~9 us of work on one core, where
+// handing half to a worker (~0.4 us when it is spinning) clearly pays.
 constexpr double kParallelFlops = 1 << 21;
 constexpr int64_t kColumnAlign = 16;  // column blocks are multiples of one AVX-512 register
-
-int init_libxsmm() {
-    libxsmm_init();
-    return 0;
-}
+// For trans_b, at most this many floats of B per block (512 KiB, half this machine's L2), so a
+// block's transposed slice is still in L2 when its kernel reads it. On one core the 128x784x256
+// forward product took 320 us as one block and 230 us as two.
+constexpr int64_t kSliceFloats = 1 << 17;
 
 // The column-major kernel C[M, N] = A[M, K] B[K, N] (B^T when trans_second) + beta C, beta 0 or 1.
 // LIBXSMM keeps dispatched kernels in its own registry: after the first call with a shape this
 // is a hash lookup (~20 ns measured), with no JIT and no allocation.
 libxsmm_smmfunction kernel(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb, int64_t ldc,
                            bool trans_second, bool beta_one) {
-    static const int initialized = init_libxsmm();
-    (void)initialized;
     const libxsmm_blasint m = M, n = N, k = K, la = lda, lb = ldb, lc = ldc;
     const float alpha = 1.0f, beta = beta_one ? 1.0f : 0.0f;
     const int flags = trans_second ? LIBXSMM_GEMM_FLAG_TRANS_B : LIBXSMM_GEMM_FLAG_NONE;
     const int prefetch = LIBXSMM_GEMM_PREFETCH_NONE;
     const libxsmm_smmfunction f = libxsmm_smmdispatch(m, n, k, &la, &lb, &lc, &alpha, &beta, &flags, &prefetch);
-    if (!f) {  // 1.17 JITs every size and this flag set on x86-64; reaching here is a bug
-        std::fprintf(stderr, "onefit: LIBXSMM has no kernel for %lldx%lldx%lld (flags %d)\n",
+    if (!f) {  // 1.17 JITs every size with these flags on x86-64 (SSE3 and up)
+        std::fprintf(stderr, "onefit: LIBXSMM could not generate a %lldx%lldx%lld sgemm kernel (flags %d)\n",
                      static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), flags);
         std::abort();
     }
@@ -120,6 +117,11 @@ void scale(float* c, int64_t ldc, int64_t rows, int64_t cols, float beta) {
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
+// The row stride of a transposed copy of B with `width` columns: whole registers, plus one so
+// that it is never a multiple of 1 KiB, where the 16 stores of a transposed tile alias in L1
+// (a 256 x 784 transpose took 64 us with stride 256, 21 us with 272).
+int64_t padded(int64_t width) { return round_up(width, kColumnAlign) + kColumnAlign; }
+
 // The caller's scratch for transposed slices of B; it only grows, so a step allocates nothing
 // once each shape has run. Tasks on the workers use the caller's buffer, each its own part.
 float* scratch(size_t floats) {
@@ -139,25 +141,21 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
     }
     ThreadPool& pool = ThreadPool::instance();
     const int64_t threads = 2.0 * double(m) * double(n) * double(k) >= kParallelFlops ? pool.num_threads() : 1;
-    static const int per_thread = std::getenv("ONEFIT_BPT") ? std::atoi(std::getenv("ONEFIT_BPT")) : 1;  // EXPERIMENT
-    static const int64_t kSliceFloats = std::getenv("ONEFIT_SLICE") ? std::atoi(std::getenv("ONEFIT_SLICE")) : (1 << 30);  // EXPERIMENT
     // C is cut into blocks of whole columns: a block's columns are a block of rows of B, which for
     // trans_b the task transposes itself. A C narrower than two blocks is cut into rows instead.
     const bool by_columns = (trans_b || n >= m) && (threads == 1 || n >= 2 * kColumnAlign);
     if (trans_b && !by_columns) {  // transpose all of B once, here
-        float* bt = scratch(static_cast<size_t>(k * n));
-        transpose(bt, n, b, ldb, n, k);
+        const int64_t ld = padded(n);
+        float* bt = scratch(static_cast<size_t>(k * ld));
+        transpose(bt, ld, b, ldb, n, k);
         b = bt;
-        ldb = n;
+        ldb = ld;
         trans_b = false;
     }
-    int64_t width = 0;
-    if (by_columns) {
-        int64_t blocks = threads * per_thread;  // (trans_b: and small enough for a slice of B to stay in L2)
-        if (trans_b) blocks = std::max(blocks, (k * n + kSliceFloats - 1) / kSliceFloats);
-        width = std::min(n, round_up((n + blocks - 1) / blocks, kColumnAlign));
-    } else {
-        width = (m + threads * per_thread - 1) / (threads * per_thread);
+    int64_t width = (m + threads - 1) / threads;
+    if (by_columns) {  // one block per thread, and for trans_b few enough columns to transpose in L2
+        const int64_t wanted = trans_b ? std::max(threads, (k * n + kSliceFloats - 1) / kSliceFloats) : threads;
+        width = std::min(n, round_up((n + wanted - 1) / wanted, kColumnAlign));
     }
     const int64_t extent = by_columns ? n : m;
     const int64_t blocks = (extent + width - 1) / width, tail = extent - (blocks - 1) * width;
@@ -166,11 +164,10 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
     // The column-major kernels for a full block and the last one: M = columns, N = rows of C.
     const auto dispatch = [&](int64_t w) {
         const int64_t M = by_columns ? w : n, N = by_columns ? m : w;
-        const int64_t ld_first = trans_b ? M : ldb;  // a transposed slice of B is packed tightly
-        return kernel(M, N, k, ld_first, lda, ldc, trans_a, beta_one);
+        return kernel(M, N, k, trans_b ? padded(w) : ldb, lda, ldc, trans_a, beta_one);
     };
     const libxsmm_smmfunction full = dispatch(width), last = tail == width ? full : dispatch(tail);
-    const size_t slice = static_cast<size_t>(round_up(k * width, kColumnAlign));
+    const size_t slice = static_cast<size_t>(k * padded(width));  // floats of one transposed block of B
     float* const bt = trans_b ? scratch(slice * static_cast<size_t>(blocks)) : nullptr;
 
     const auto run_block = [&](int64_t t) {
@@ -183,7 +180,7 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
             f(b, trans_a ? a + start : a + start * lda, cb);
         } else if (trans_b) {  // columns [start, start + w) of C are rows of B: transpose them
             float* s = bt + static_cast<size_t>(t) * slice;
-            transpose(s, w, b + start * ldb, ldb, w, k);
+            transpose(s, padded(w), b + start * ldb, ldb, w, k);
             f(s, a, cb);
         } else {
             f(b + start, a, cb);
