@@ -27,7 +27,8 @@ if(ONEFIT_HAVE_CUDA AND ONEFIT_CUDA_SOURCES)
   # The nn headers' ONEFIT_HD code uses constexpr std:: helpers and C++20 template lambdas.
   target_compile_options(onefit PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr --extended-lambda>)
   target_compile_definitions(onefit PUBLIC ONEFIT_HAVE_CUDA=1)
-  target_link_libraries(onefit PRIVATE CUDA::cudart_static CUDA::cublasLt)
+  # cuBLASLt is loaded with dlopen when first needed (src/runtime/cuda/cublaslt_loader.cuh).
+  target_link_libraries(onefit PRIVATE CUDA::cudart_static ${CMAKE_DL_LIBS})
   message(STATUS "onefit: CUDA backend ON (${CMAKE_CUDA_COMPILER})")
 else()
   message(STATUS "onefit: CUDA backend OFF")

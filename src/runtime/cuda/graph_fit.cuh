@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "runtime/cuda/cublaslt_loader.cuh"
 #include "runtime/cuda/cuda_check.cuh"
 #include "runtime/cuda/device_program.cuh"
 #include "runtime/cuda/tiny_fit_kernel.cuh"
@@ -173,7 +174,7 @@ inline GraphFit::GraphFit(const DeviceModel& m, const DeviceData& d, const std::
     : m_(m), d_(d), epoch_first_step_(epoch_first_step), batch_rows_host_(batch_rows), val_rows_host_(val_batch_rows),
       launches_(launches), base_step_(base_step) {
     ONEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    ONEFIT_CUBLAS_CHECK(cublasLtCreate(&lt_));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtCreate(&lt_));
     ONEFIT_CUDA_CHECK(cudaMalloc(&workspace_, workspace_bytes_));
     // Every activation, gradient and batch buffer, allocated once.
     int64_t floats = m.n_params + int64_t(d.max_rows) * (d.x_width + d.y_width);
@@ -196,7 +197,7 @@ inline GraphFit::~GraphFit() {
     cudaFree(cursor_);
     cudaFree(buffers_);
     cudaFree(workspace_);
-    if (lt_) cublasLtDestroy(lt_);
+    if (lt_) cublaslt().cublasLtDestroy(lt_);
     if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -204,38 +205,38 @@ inline void GraphFit::matmul(bool trans_a, bool trans_b, int m, int n, int k, co
                              int ldb, float* c, int ldc, const float* bias) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
     cublasLtMatmulDesc_t op;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     const cublasOperation_t ta = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (bias) {
         const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-        ONEFIT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
-        ONEFIT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+        ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+        ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
     }
     // Column-major shapes: A' = B^T-ish (n x k), B' = A^T-ish (k x m), C' = C^T (n x m).
     cublasLtMatrixLayout_t la, lb, lc;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, trans_b ? k : n, trans_b ? n : k, ldb));
-    ONEFIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, trans_a ? m : k, trans_a ? k : m, lda));
-    ONEFIT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n, m, ldc));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, trans_b ? k : n, trans_b ? n : k, ldb));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatrixLayoutCreate(&lb, CUDA_R_32F, trans_a ? m : k, trans_a ? k : m, lda));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, n, m, ldc));
     cublasLtMatmulPreference_t pref;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulPreferenceCreate(&pref));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                              &workspace_bytes_, sizeof workspace_bytes_));
     cublasLtMatmulHeuristicResult_t heuristic{};
     int found = 0;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt_, op, la, lb, lc, lc, pref, 1, &heuristic, &found));
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmulAlgoGetHeuristic(lt_, op, la, lb, lc, lc, pref, 1, &heuristic, &found));
     if (found == 0) throw Error("cuBLASLt found no algorithm for a " + std::to_string(m) + "x" + std::to_string(n) +
                                 "x" + std::to_string(k) + " product");
     const float one = 1.0f, zero = 0.0f;
-    ONEFIT_CUBLAS_CHECK(cublasLtMatmul(lt_, op, &one, b, la, a, lb, &zero, c, lc, c, lc, &heuristic.algo, workspace_,
+    ONEFIT_CUBLAS_CHECK(cublaslt().cublasLtMatmul(lt_, op, &one, b, la, a, lb, &zero, c, lc, c, lc, &heuristic.algo, workspace_,
                                        workspace_bytes_, stream_));
     ++launches_;
-    cublasLtMatmulPreferenceDestroy(pref);
-    cublasLtMatrixLayoutDestroy(lc);
-    cublasLtMatrixLayoutDestroy(lb);
-    cublasLtMatrixLayoutDestroy(la);
-    cublasLtMatmulDescDestroy(op);
+    cublaslt().cublasLtMatmulPreferenceDestroy(pref);
+    cublaslt().cublasLtMatrixLayoutDestroy(lc);
+    cublaslt().cublasLtMatrixLayoutDestroy(lb);
+    cublaslt().cublasLtMatrixLayoutDestroy(la);
+    cublaslt().cublasLtMatmulDescDestroy(op);
 }
 
 inline void GraphFit::forward(const float* x, int rows, bool training) {
