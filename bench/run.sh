@@ -35,6 +35,7 @@ say "# load average before: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the 
 say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-(unset)}"
 
 [ -x "$build/bench/bench_gemm_choice" ] && run "$build/bench/bench_gemm_choice"
+[ -x "$build/bench/bench_small_kernels" ] && run "$build/bench/bench_small_kernels"
 run "$build/bench/bench_iris_fit"
 run "$build/bench/bench_mlp_mnist"
 run bash "$here/process_time.sh" "$build"

@@ -38,6 +38,13 @@ void dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w
         gemm<T>(false, out_major, rows, out, in, x, in, w, out_major ? in : out, b ? T(1) : T(0), z, out);
         return;
     }
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>) {
+        if (out_major ? try_register_row_dots(z, out, b, x, in, w, in, rows, out, in)
+                      : try_register_matrix_rows(z, out, b, x, in, w, out, rows, in, out))
+            return;
+    }
+#endif
     for (int64_t r = 0; r < rows; ++r) {
         if (out_major)  // z[r, j] = b[j] + x[r, :] . W[j, :]
             row_dots(z + r * out, 1, b, x + r * in, w, in, out, in);
@@ -53,12 +60,14 @@ template <class T>
 void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const T* __restrict dz,
                     const T* __restrict x, const T* __restrict w, int64_t rows, int64_t in, int64_t out,
                     bool out_major, bool use_blas) {
-    if (db) {  // db = sum_r dz[r, :]
+    const auto bias_gradient = [&] {  // db = sum_r dz[r, :]
+        if (!db) return;
         for (int64_t j = 0; j < out; ++j) db[j] = 0;
         for (int64_t r = 0; r < rows; ++r)
             for (int64_t j = 0; j < out; ++j) db[j] += dz[r * out + j];
-    }
+    };
     if (use_blas) {
+        bias_gradient();
         if (out_major)
             gemm<T>(true, false, out, in, rows, dz, out, x, in, T(0), dw, in);  // dw(out,in) = dz^T x
         else
@@ -66,15 +75,29 @@ void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const 
         if (dx) gemm<T>(false, !out_major, rows, in, out, dz, out, w, out_major ? in : out, T(0), dx, in);
         return;
     }
+    bool dw_done = false;
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<T, float>)
+        dw_done = out_major ? try_register_outer_sums(dw, in, dz, out, x, in, rows, out, in, nullptr, db)
+                            : try_register_outer_sums(dw, out, x, in, dz, out, rows, in, out, db, nullptr);
+#endif
+    if (!dw_done) bias_gradient();  // the register path summed it in the same pass
     if (out_major) {
-        for (int64_t j = 0; j < out; ++j)  // dW[j, :] = sum_r dz[r, j] x[r, :]
-            weighted_row_sum(dw + j * in, static_cast<const T*>(nullptr), dz + j, out, x, in, rows, in);
-        if (dx)
+        if (!dw_done)
+            for (int64_t j = 0; j < out; ++j)  // dW[j, :] = sum_r dz[r, j] x[r, :]
+                weighted_row_sum(dw + j * in, static_cast<const T*>(nullptr), dz + j, out, x, in, rows, in);
+        bool dx_done = !dx;
+#if defined(__AVX512F__)
+        if constexpr (std::is_same_v<T, float>)
+            if (!dx_done) dx_done = try_register_matrix_rows(dx, in, nullptr, dz, out, w, in, rows, out, in);
+#endif
+        if (!dx_done)
             for (int64_t r = 0; r < rows; ++r)  // dx[r, :] = sum_j dz[r, j] W[j, :]
                 weighted_row_sum(dx + r * in, static_cast<const T*>(nullptr), dz + r * out, 1, w, in, out, in);
     } else {
-        for (int64_t k = 0; k < in; ++k)  // dW[k, :] = sum_r x[r, k] dz[r, :]
-            weighted_row_sum(dw + k * out, static_cast<const T*>(nullptr), x + k, in, dz, out, rows, out);
+        if (!dw_done)
+            for (int64_t k = 0; k < in; ++k)  // dW[k, :] = sum_r x[r, k] dz[r, :]
+                weighted_row_sum(dw + k * out, static_cast<const T*>(nullptr), x + k, in, dz, out, rows, out);
         if (dx)
             for (int64_t r = 0; r < rows; ++r)  // dx[r, k] = dz[r, :] . W[k, :]
                 row_dots(dx + r * in, 1, static_cast<const T*>(nullptr), dz + r * out, w, out, in, out);

@@ -88,6 +88,178 @@ inline void row_dots<float>(float* __restrict out, int64_t ostride, const float*
         out[j * ostride] = (init ? init[j] : 0.0f) + _mm512_reduce_add_ps(acc);
     }
 }
+
+// Whole-batch forms for matrices small enough to live in registers (the Iris layers): the
+// weights are loaded once for all rows instead of once per row, and the loops over k and the
+// 16-lane vectors are unrolled at compile time. Return false when the shape is not covered.
+//   out[r, 0:len] = init + sum_{k<K} coeff[r * crow + k] * m[k * mstride + 0:len]
+template <int K, int V>
+inline void register_matrix_rows(float* __restrict out, int64_t ostride, const float* __restrict init,
+                                 const float* __restrict coeff, int64_t crow, const float* __restrict m,
+                                 int64_t mstride, int64_t rows, int64_t len) {
+    __mmask16 mask[V];
+    __m512 w[K][V], b[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+        mask[v] = tail_mask(len - 16 * v);
+        b[v] = init ? load16(mask[v], init + 16 * v) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) w[k][v] = load16(mask[v], m + k * mstride + 16 * v);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        __m512 acc[V];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) acc[v] = b[v];
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) {
+            const __m512 c = _mm512_set1_ps(coeff[r * crow + k]);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(c, w[k][v], acc[v]);
+        }
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) store16(mask[v], out + r * ostride + 16 * v, acc[v]);
+    }
+}
+
+template <int K>
+inline bool register_matrix_rows_k(int64_t v, float* out, int64_t ostride, const float* init, const float* coeff,
+                                   int64_t crow, const float* m, int64_t mstride, int64_t rows, int64_t len) {
+    if (v == 1) register_matrix_rows<K, 1>(out, ostride, init, coeff, crow, m, mstride, rows, len);
+    else if (v == 2) register_matrix_rows<K, 2>(out, ostride, init, coeff, crow, m, mstride, rows, len);
+    else return false;
+    return true;
+}
+
+inline bool try_register_matrix_rows(float* out, int64_t ostride, const float* init, const float* coeff, int64_t crow,
+                                     const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len) {
+    const int64_t v = (len + 15) / 16;
+    switch (k) {
+        case 1: return register_matrix_rows_k<1>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 2: return register_matrix_rows_k<2>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 3: return register_matrix_rows_k<3>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 4: return register_matrix_rows_k<4>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 5: return register_matrix_rows_k<5>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 6: return register_matrix_rows_k<6>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 7: return register_matrix_rows_k<7>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 8: return register_matrix_rows_k<8>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        default: return false;
+    }
+}
+
+// out[r, j] = init[j] + a[r, 0:len] . m[j, 0:len] for j < count <= 4, len <= 32: the weight rows stay
+// in registers and the four sums of a row are reduced together (10 instructions, not 4 x 8).
+inline __m128 sum_each_of_four(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+    const __m512 t0 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+    const __m512 t1 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+    const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(t0, t1, 0x44), _mm512_shuffle_ps(t0, t1, 0xEE));
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), _mm512_extractf32x8_ps(u, 1));
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+template <int V>
+inline void register_row_dots4(float* __restrict out, int64_t ostride, const float* __restrict init,
+                               const float* __restrict a, int64_t astride, const float* __restrict m, int64_t mstride,
+                               int64_t rows, int64_t count, int64_t len) {
+    __mmask16 mask[V];
+    __m512 w[4][V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+        mask[v] = tail_mask(len - 16 * v);
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j)
+            w[j][v] = j < count ? load16(mask[v], m + j * mstride + 16 * v) : _mm512_setzero_ps();
+    }
+    const __mmask8 out_mask = static_cast<__mmask8>((1u << count) - 1);
+    const __m128 bias = init ? _mm_maskz_loadu_ps(out_mask, init) : _mm_setzero_ps();
+    for (int64_t r = 0; r < rows; ++r) {
+        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) {
+            const __m512 x = load16(mask[v], a + r * astride + 16 * v);
+#pragma GCC unroll 4
+            for (int j = 0; j < 4; ++j) acc[j] = _mm512_fmadd_ps(x, w[j][v], acc[j]);
+        }
+        _mm_mask_storeu_ps(out + r * ostride, out_mask, _mm_add_ps(bias, sum_each_of_four(acc[0], acc[1], acc[2], acc[3])));
+    }
+}
+
+inline bool try_register_row_dots(float* out, int64_t ostride, const float* init, const float* a, int64_t astride,
+                                  const float* m, int64_t mstride, int64_t rows, int64_t count, int64_t len) {
+    if (count > 4) return false;
+    if (len <= 16) register_row_dots4<1>(out, ostride, init, a, astride, m, mstride, rows, count, len);
+    else if (len <= 32) register_row_dots4<2>(out, ostride, init, a, astride, m, mstride, rows, count, len);
+    else return false;
+    return true;
+}
+
+//   out[k * ostride + 0:len] = sum_r coeff[r * crow + k] * data[r * drow + 0:len], k < K
+// (a weight gradient): the K x len sums stay in registers across all rows. Optionally also the
+// bias gradient in the same pass: data_sums = sum_r data[r, :], or coeff_sums[k] = sum_r coeff[r, k].
+template <int K, int V>
+inline void register_outer_sums(float* __restrict out, int64_t ostride, const float* __restrict coeff, int64_t crow,
+                                const float* __restrict data, int64_t drow, int64_t rows, int64_t len,
+                                float* __restrict data_sums, float* __restrict coeff_sums) {
+    __mmask16 mask[V];
+    __m512 acc[K][V], dsum[V];
+    float csum[K] = {};
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+        mask[v] = tail_mask(len - 16 * v);
+        dsum[v] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) acc[k][v] = _mm512_setzero_ps();
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        __m512 d[V];
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) {
+            d[v] = load16(mask[v], data + r * drow + 16 * v);
+            dsum[v] = _mm512_add_ps(dsum[v], d[v]);
+        }
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) {
+            csum[k] += coeff[r * crow + k];
+            const __m512 c = _mm512_set1_ps(coeff[r * crow + k]);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v) acc[k][v] = _mm512_fmadd_ps(c, d[v], acc[k][v]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k)
+#pragma GCC unroll 4
+        for (int v = 0; v < V; ++v) store16(mask[v], out + k * ostride + 16 * v, acc[k][v]);
+    if (data_sums)
+        for (int v = 0; v < V; ++v) store16(mask[v], data_sums + 16 * v, dsum[v]);
+    if (coeff_sums)
+        for (int k = 0; k < K; ++k) coeff_sums[k] = csum[k];
+}
+
+template <int K>
+inline bool register_outer_sums_k(int64_t v, float* out, int64_t ostride, const float* coeff, int64_t crow,
+                                  const float* data, int64_t drow, int64_t rows, int64_t len, float* data_sums,
+                                  float* coeff_sums) {
+    if (v == 1) register_outer_sums<K, 1>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+    else if (v == 2) register_outer_sums<K, 2>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+    else return false;
+    return true;
+}
+
+inline bool try_register_outer_sums(float* out, int64_t ostride, const float* coeff, int64_t crow, const float* data,
+                                    int64_t drow, int64_t rows, int64_t k, int64_t len, float* data_sums,
+                                    float* coeff_sums) {
+    const int64_t v = (len + 15) / 16;
+    switch (k) {
+        case 1: return register_outer_sums_k<1>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 2: return register_outer_sums_k<2>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 3: return register_outer_sums_k<3>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 4: return register_outer_sums_k<4>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 5: return register_outer_sums_k<5>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 6: return register_outer_sums_k<6>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 7: return register_outer_sums_k<7>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        case 8: return register_outer_sums_k<8>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+        default: return false;
+    }
+}
 #pragma GCC diagnostic pop
 #endif
 
