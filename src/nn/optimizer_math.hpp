@@ -127,15 +127,21 @@ ONEFIT_HD void with_optimizer(OptimizerKind k, F&& f) {
     }
 }
 
-// One fused pass over all n parameters.
+// One fused pass over parameters [begin, end) of n (a range, so callers can split the pass).
 template <class T>
-void optimizer_step(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
-                    int64_t t) {
+void optimizer_step_range(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
+                          int64_t t, int64_t begin, int64_t end) {
     const OptimizerStep<T> c = optimizer_step_constants<T>(o, t);
     with_optimizer(o.kind, [&]<OptimizerKind K>() {
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) update_parameter<K>(c, w[i], g[i], slots, i, n);
+        for (int64_t i = begin; i < end; ++i) update_parameter<K>(c, w[i], g[i], slots, i, n);
     });
+}
+
+template <class T>
+void optimizer_step(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
+                    int64_t t) {
+    optimizer_step_range(o, w, g, slots, n, t, int64_t{0}, n);
 }
 
 }  // namespace onefit::nn
