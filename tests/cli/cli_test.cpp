@@ -1,6 +1,8 @@
 // End-to-end tests of the onefit command line: each runs the built binary, captures stdout,
 // stderr and the exit status, and checks what a user would see.
 #include <gtest/gtest.h>
+
+#include "support/run_cli.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,54 +15,12 @@
 
 namespace {
 
-struct CliResult {
-    int exit_code = -1;
-    std::string out, err;
-};
-
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-// A file name unique to this test and process, so tests can run in parallel.
-std::string temp_path(const std::string& name) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    return ::testing::TempDir() + "onefit_cli_" + info->test_suite_name() + "_" + info->name() + "_" +
-           std::to_string(getpid()) + "_" + name;
-}
+using namespace onefit::testing_support;
 
 std::string write_file(const std::string& name, const std::string& contents) {
     const std::string path = temp_path(name);
     std::ofstream(path, std::ios::binary) << contents;
     return path;
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Runs `onefit ARGS...` from the repository root.
-CliResult run_cli(const std::vector<std::string>& args) {
-    const std::string err_path = temp_path("stderr.txt");
-    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
-    for (const std::string& a : args) command += " " + shell_quote(a);
-    command += " 2>" + shell_quote(err_path);
-    CliResult result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return result;
-    char buffer[4096];
-    size_t got = 0;
-    while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, got);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = read_file(err_path);
-    std::remove(err_path.c_str());
-    return result;
 }
 
 // The line of `text` starting with `prefix`, or "".

@@ -1,6 +1,8 @@
 // `onefit fit --save/--resume/--checkpoint/--csv-log/--early-stopping-patience`, `onefit
 // evaluate` and `onefit predict`, run as a user would run them.
 #include <gtest/gtest.h>
+
+#include "support/run_cli.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,47 +17,9 @@
 
 namespace {
 
+using namespace onefit::testing_support;
+
 namespace fs = std::filesystem;
-
-struct CliResult {
-    int exit_code = -1;
-    std::string out, err;
-};
-
-std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
-
-std::string temp_path(const std::string& name) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    return ::testing::TempDir() + "onefit_persist_" + info->name() + "_" + std::to_string(getpid()) + "_" + name;
-}
-
-std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-CliResult run_cli(const std::vector<std::string>& args) {
-    const std::string err_path = temp_path("stderr.txt");
-    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
-    for (const std::string& a : args) command += " " + shell_quote(a);
-    command += " 2>" + shell_quote(err_path);
-    CliResult result;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return result;
-    char buffer[4096];
-    for (size_t got; (got = fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, got);
-    const int status = pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.err = read_file(err_path);
-    std::remove(err_path.c_str());
-    return result;
-}
 
 // Iris, shuffled every epoch, with dropout: the hardest case for an exact resume.
 std::vector<std::string> fit_args(int epochs) {

@@ -1,0 +1,59 @@
+// Test helpers for running the built `onefit` binary as a user would: stdout, stderr and the
+// exit status of one invocation, from the repository root.
+#pragma once
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace onefit::testing_support {
+
+struct CliResult {
+    int exit_code = -1;
+    std::string out, err;
+};
+
+inline std::string shell_quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+// A file name unique to this test and process, so tests can run in parallel.
+inline std::string temp_path(const std::string& name) {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return ::testing::TempDir() + "onefit_cli_" + info->test_suite_name() + "_" + info->name() + "_" +
+           std::to_string(getpid()) + "_" + name;
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// Runs `onefit ARGS...` from the repository root.
+inline CliResult run_cli(const std::vector<std::string>& args) {
+    const std::string err_path = temp_path("stderr.txt");
+    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
+    for (const std::string& a : args) command += " " + shell_quote(a);
+    command += " 2>" + shell_quote(err_path);
+    CliResult result;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (!pipe) return result;
+    char buffer[4096];
+    for (size_t got; (got = fread(buffer, 1, sizeof buffer, pipe)) > 0;) result.out.append(buffer, got);
+    const int status = pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.err = read_file(err_path);
+    std::remove(err_path.c_str());
+    return result;
+}
+
+}  // namespace onefit::testing_support
