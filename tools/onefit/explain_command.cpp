@@ -20,25 +20,18 @@ struct ExplainData {
     int64_t train_rows = 0, validation_rows = 0;
 };
 
-// As fit_command.cpp's split_data: a test split, or Keras's validation_split of the last rows.
-// (Kept in step by hand until fit_command.hpp exports its data loading.)
+// The data exactly as `onefit fit` loads and splits it (split_data), with validation_split's last
+// rows cut out here so they can be handed to the lints.
 ExplainData load(const FitConfig& config) {
-    const LabeledData all = config.source == "iris" ? load_iris() : [&] {
-        CsvOptions options;
-        options.label_column = config.label;
-        return read_csv(config.source, options);
-    }();
+    SplitData s = split_data(config);
     ExplainData d;
-    if (config.test_size > 0) {
-        TrainTestSplit s = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
+    if (s.validation) {
         d.x_train = std::move(s.x_train), d.y_train = std::move(s.y_train);
-        d.x_val = std::move(s.x_test), d.y_val = std::move(s.y_test);
+        d.x_val = std::move(s.validation->first), d.y_val = std::move(s.validation->second);
     } else {
-        const int64_t n = all.x.rows();
-        const int64_t split = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
-        if (split < 1 || split > n) throw Error(config.source + ": validation_split leaves no training rows");
-        d.x_train = all.x.slice_rows(0, split), d.y_train = all.y.slice_rows(0, split);
-        if (split < n) d.x_val = all.x.slice_rows(split, n), d.y_val = all.y.slice_rows(split, n);
+        const int64_t n = s.x_train.rows();
+        d.x_train = s.x_train.slice_rows(0, s.train_rows), d.y_train = s.y_train.slice_rows(0, s.train_rows);
+        if (s.train_rows < n) d.x_val = s.x_train.slice_rows(s.train_rows, n), d.y_val = s.y_train.slice_rows(s.train_rows, n);
     }
     d.train_rows = d.x_train.rows();
     d.validation_rows = d.x_val.rows();

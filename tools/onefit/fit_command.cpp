@@ -13,13 +13,6 @@
 namespace onefit::cli {
 namespace {
 
-struct SplitData {
-    std::string name;  // "iris" or the CSV path, for the report and for errors
-    Tensor x_train, y_train;
-    std::optional<std::pair<Tensor, Tensor>> validation;  // the test split, when test_size > 0
-    int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
-};
-
 std::string format_value(double v) {
     char text[32];
     const double a = std::fabs(v);
@@ -31,49 +24,6 @@ std::string format_number(double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", v);
     return text;
-}
-
-LabeledData load_data(const FitConfig& config) {
-    if (config.source != "iris") return load_labeled_data(config.source, config.label, config.labels);
-    if (!config.label.empty() && config.label != "species" && config.label != "4")
-        throw Error("label '" + printable(config.label) +
-                    "' does not apply to the built-in iris (its label is 'species'); give a CSV file to choose "
-                    "another label column");
-    return load_iris();
-}
-
-SplitData split_data(const FitConfig& config) {
-    SplitData data;
-    data.name = config.source;
-    const LabeledData all = load_data(config);
-    if (config.test_size > 0 && config.validation_split > 0)
-        throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
-                    ") or from validation_split, not both; set test_size to 0 to use validation_split");
-    if (config.test_size > 0) {
-        try {
-            TrainTestSplit split = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
-            data.x_train = std::move(split.x_train);
-            data.y_train = std::move(split.y_train);
-            data.validation.emplace(std::move(split.x_test), std::move(split.y_test));
-        } catch (const Error& e) {
-            throw Error(data.name + ": " + e.what());
-        }
-        data.train_rows = data.x_train.rows();
-        data.validation_rows = data.validation->first.rows();
-        return data;
-    }
-    data.x_train = all.x;
-    data.y_train = all.y;
-    const int64_t n = all.x.rows();
-    // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.
-    data.train_rows = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
-    data.validation_rows = config.validation_split > 0 ? n - data.train_rows : 0;
-    if (data.train_rows < 1 || (config.validation_split > 0 && data.validation_rows < 1))
-        throw Error(data.name + ": validation_split " + format_number(config.validation_split) + " of " +
-                    std::to_string(n) + " rows leaves no " + (data.train_rows < 1 ? "training" : "validation") +
-                    " rows; choose a split between " + format_number(1.0 / static_cast<double>(n)) + " and " +
-                    format_number(1.0 - 1.0 / static_cast<double>(n)));
-    return data;
 }
 
 // Counted before compile, so a mistyped width fails here instead of exhausting memory.
@@ -126,6 +76,49 @@ std::string describe_final(const History& history) {
 }
 
 }  // namespace
+
+static LabeledData load_data(const FitConfig& config) {
+    if (config.source != "iris") return load_labeled_data(config.source, config.label, config.labels);
+    if (!config.label.empty() && config.label != "species" && config.label != "4")
+        throw Error("label '" + printable(config.label) +
+                    "' does not apply to the built-in iris (its label is 'species'); give a CSV file to choose "
+                    "another label column");
+    return load_iris();
+}
+
+SplitData split_data(const FitConfig& config) {
+    SplitData data;
+    data.name = config.source;
+    const LabeledData all = load_data(config);
+    if (config.test_size > 0 && config.validation_split > 0)
+        throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
+                    ") or from validation_split, not both; set test_size to 0 to use validation_split");
+    if (config.test_size > 0) {
+        try {
+            TrainTestSplit split = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
+            data.x_train = std::move(split.x_train);
+            data.y_train = std::move(split.y_train);
+            data.validation.emplace(std::move(split.x_test), std::move(split.y_test));
+        } catch (const Error& e) {
+            throw Error(data.name + ": " + e.what());
+        }
+        data.train_rows = data.x_train.rows();
+        data.validation_rows = data.validation->first.rows();
+        return data;
+    }
+    data.x_train = all.x;
+    data.y_train = all.y;
+    const int64_t n = all.x.rows();
+    // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.
+    data.train_rows = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
+    data.validation_rows = config.validation_split > 0 ? n - data.train_rows : 0;
+    if (data.train_rows < 1 || (config.validation_split > 0 && data.validation_rows < 1))
+        throw Error(data.name + ": validation_split " + format_number(config.validation_split) + " of " +
+                    std::to_string(n) + " rows leaves no " + (data.train_rows < 1 ? "training" : "validation") +
+                    " rows; choose a split between " + format_number(1.0 / static_cast<double>(n)) + " and " +
+                    format_number(1.0 - 1.0 / static_cast<double>(n)));
+    return data;
+}
 
 int run_fit(const FitConfig& config, bool profile) {
     CommandTimes times;  // for --profile

@@ -25,6 +25,16 @@ struct FitFlags {
     bool checkpoint_best = false;
 };
 
+// The data a config names, loaded (iris, CSV, .npy or IDX) and split into training and
+// validation rows the way `onefit fit` does (a test split, or Keras's validation_split).
+struct SplitData {
+    std::string name;  // "iris" or the data path, for the report and for errors
+    Tensor x_train, y_train;
+    std::optional<std::pair<Tensor, Tensor>> validation;  // the test split, when test_size > 0
+    int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
+};
+SplitData split_data(const FitConfig& config);
+
 // fit_flags.cpp: the subcommand and its flags, and the config they produce.
 CLI::App* add_fit_command(CLI::App& app, FitFlags& flags);
 FitConfig resolve_fit_config(const FitFlags& flags);  // the config file, then the flags over it
