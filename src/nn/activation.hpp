@@ -8,6 +8,7 @@
 
 #include "core/hd.hpp"
 #include "nn/fastmath.hpp"
+#include "nn/small_width.hpp"
 #include "onefit/layers.hpp"
 
 namespace onefit::nn {
@@ -69,34 +70,39 @@ ONEFIT_HD void with_activation(Activation a, F&& f) {
     }
 }
 
-// out[r, :] = act(z[r, :]) for rows x width. For linear, out == z is allowed (nothing to do).
+// out[r, :] = act(z[r, :]) for rows x width. For linear, out == z is allowed (nothing to do);
+// otherwise out and z must not overlap (in_whole_vectors recomputes a few elements).
 template <class T>
 void activation_forward(Activation act, const T* z, T* out, int64_t rows, int64_t width) {
-    const int64_t n = rows * width;
     if (act == Activation::softmax) {
-        // Three flat passes (shift by the row max, exp over the whole batch, normalise) so the
-        // exp vectorises even when rows are 3 wide.
-        for (int64_t r = 0; r < rows; ++r) {
-            const T* zr = z + r * width;
-            T m = zr[0];
-            for (int64_t j = 1; j < width; ++j) m = zr[j] > m ? zr[j] : m;
-            for (int64_t j = 0; j < width; ++j) out[r * width + j] = zr[j] - m;
-        }
+        with_small_width(width, [&]<int W>() {
+            const int64_t w = W ? W : width;
+            in_whole_vectors(rows, [&](int64_t first, auto count, int64_t) {
+                const T* zb = z + first * w;
+                T* ob = out + first * w;
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) out[i] = exp_fast(out[i]);
-        for (int64_t r = 0; r < rows; ++r) {
-            T* o = out + r * width;
-            T s = 0;
-            for (int64_t j = 0; j < width; ++j) s += o[j];
-            const T inv = T(1) / s;
-            for (int64_t j = 0; j < width; ++j) o[j] *= inv;
-        }
+                for (int64_t r = 0; r < count; ++r) {  // shifted by the row max so exp cannot overflow
+                    const T* zr = zb + r * w;
+                    T* o = ob + r * w;
+                    T m = zr[0];
+                    for (int64_t j = 1; j < w; ++j) m = zr[j] > m ? zr[j] : m;
+                    T s = 0;
+                    for (int64_t j = 0; j < w; ++j) s += (o[j] = exp_fast(zr[j] - m));
+                    const T inv = T(1) / s;
+                    for (int64_t j = 0; j < w; ++j) o[j] *= inv;
+                }
+            });
+        });
         return;
     }
     if (act == Activation::linear && out == z) return;
     with_activation(act, [&]<Activation A>() {
+        in_whole_vectors(rows * width, [&](int64_t first, auto count, int64_t) {
+            const T* zb = z + first;
+            T* ob = out + first;
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) out[i] = activate<A>(z[i]);
+            for (int64_t i = 0; i < count; ++i) ob[i] = activate<A>(zb[i]);
+        });
     });
 }
 
@@ -105,19 +111,31 @@ template <class T>
 void activation_backward(Activation act, const T* z, const T* out, T* grad, int64_t rows, int64_t width) {
     if (act == Activation::linear) return;
     if (act == Activation::softmax) {  // dz = p * (g - sum(g * p)) per row
-        for (int64_t r = 0; r < rows; ++r) {
-            const T* p = out + r * width;
-            T* g = grad + r * width;
-            T dot = 0;
-            for (int64_t j = 0; j < width; ++j) dot += g[j] * p[j];
-            for (int64_t j = 0; j < width; ++j) g[j] = p[j] * (g[j] - dot);
-        }
+        with_small_width(width, [&]<int W>() {
+            const int64_t w = W ? W : width;
+            in_whole_vectors(rows, [&](int64_t first, auto count, int64_t skip) {
+                const T* pb = out + first * w;
+                T* gb = grad + first * w;
+#pragma omp simd
+                for (int64_t r = 0; r < count; ++r) {
+                    const T* p = pb + r * w;
+                    T* g = gb + r * w;
+                    T dot = 0;
+                    for (int64_t j = 0; j < w; ++j) dot += g[j] * p[j];
+                    for (int64_t j = 0; j < w; ++j) g[j] = r >= skip ? p[j] * (g[j] - dot) : g[j];
+                }
+            });
+        });
         return;
     }
-    const int64_t n = rows * width;
     with_activation(act, [&]<Activation A>() {
+        in_whole_vectors(rows * width, [&](int64_t first, auto count, int64_t skip) {
+            const T* zb = z + first;
+            const T* ob = out + first;
+            T* gb = grad + first;
 #pragma omp simd
-        for (int64_t i = 0; i < n; ++i) grad[i] *= activation_slope<A>(z[i], out[i]);
+            for (int64_t i = 0; i < count; ++i) gb[i] = i >= skip ? gb[i] * activation_slope<A>(zb[i], ob[i]) : gb[i];
+        });
     });
 }
 

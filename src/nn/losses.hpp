@@ -12,6 +12,7 @@
 
 #include "core/hd.hpp"
 #include "nn/fastmath.hpp"
+#include "nn/small_width.hpp"
 #include "onefit/losses.hpp"
 
 namespace onefit::nn {
@@ -102,33 +103,43 @@ ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse
 }
 
 // Sum over rows of the per-sample loss (the mean over the last axis), gradient * scale / width.
+// Labels are as wide as the predictions, or one per row (y_width 1), broadcast across it as
+// tf.keras 2 does.
 template <bool kGrad, LossKind kKind, class T>
 double elementwise_loss_rows(const T* in, const T* y, int64_t rows, int64_t width, int64_t y_width, T* grad, T scale,
                              T delta) {
     const T row_scale = scale / T(width);
-    if (y_width == width) {  // labels as wide as the predictions: one flat, vectorised loop
-        T sum = 0;
-        const int64_t n = rows * width;
-#pragma omp simd reduction(+ : sum)
-        for (int64_t i = 0; i < n; ++i) {
-            const ValueAndGrad<T> f = element_loss<kKind>(in[i], y[i], delta);
-            sum += f.value;
-            if constexpr (kGrad) grad[i] = f.grad * row_scale;
-        }
-        return static_cast<double>(sum) / static_cast<double>(width);
+    T sum = 0;
+    if (y_width == width) {  // one flat loop
+        in_whole_vectors(rows * width, [&](int64_t first, auto count, int64_t skip) {
+            T part = 0;
+#pragma omp simd reduction(+ : part)
+            for (int64_t i = 0; i < count; ++i) {
+                const ValueAndGrad<T> f = element_loss<kKind>(in[first + i], y[first + i], delta);
+                part += i >= skip ? f.value : T(0);
+                if constexpr (kGrad) grad[first + i] = f.grad * row_scale;
+            }
+            sum += part;
+        });
+    } else {  // one loop across rows; the constant width lets it run in vectors
+        with_small_width(width, [&]<int W>() {
+            const int64_t w = W ? W : width;
+            in_whole_vectors(rows, [&](int64_t first, auto count, int64_t skip) {
+                T part = 0;
+#pragma omp simd reduction(+ : part)
+                for (int64_t r = 0; r < count; ++r) {
+                    for (int64_t j = 0; j < w; ++j) {
+                        const int64_t i = (first + r) * w + j;
+                        const ValueAndGrad<T> f = element_loss<kKind>(in[i], y[first + r], delta);
+                        part += r >= skip ? f.value : T(0);
+                        if constexpr (kGrad) grad[i] = f.grad * row_scale;
+                    }
+                }
+                sum += part;
+            });
+        });
     }
-    const int64_t y_step = y_width == 1 ? 0 : 1;  // broadcast one label across the row
-    double total = 0;
-    for (int64_t r = 0; r < rows; ++r) {
-        T row = 0;
-        for (int64_t j = 0; j < width; ++j) {
-            const ValueAndGrad<T> f = element_loss<kKind>(in[r * width + j], y[r * y_width + j * y_step], delta);
-            row += f.value;
-            if constexpr (kGrad) grad[r * width + j] = f.grad * row_scale;
-        }
-        total += static_cast<double>(row / T(width));
-    }
-    return total;
+    return static_cast<double>(sum) / static_cast<double>(width);
 }
 
 // Returns the sum over rows of the per-sample loss. With kGrad, writes dL/d(in) * scale to grad
