@@ -53,7 +53,7 @@ struct FitWork {
     int64_t dispatches = 0;       // steps + validation batches: what pays the per-step overhead
     int64_t layer_calls = 0;      // kernel launches: 3 per dense layer per step, 1 per validation batch
 };
-// steps_per_epoch -1: one pass over train_rows; validation_batch_size -1: batch_size.
+// steps_per_epoch -1: one pass over train_rows; validation_batch_size -1: as fit picks it.
 FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_rows, int64_t input_width,
                  int64_t epochs, int64_t steps_per_epoch = -1, int64_t validation_batch_size = -1);
 

@@ -43,7 +43,7 @@ struct FitOptions {
     std::optional<std::pair<Tensor, Tensor>> validation_data;
     std::optional<Dataset> validation_dataset;
     double validation_split = 0.0;
-    int64_t validation_batch_size = -1;  // -1: batch_size
+    int64_t validation_batch_size = -1;  // -1: batch_size, but at least 64 (only float rounding differs)
     // Batches per epoch; -1: one pass over the data. With arrays, batches continue across
     // epochs (a new shuffled pass starts when one runs out), as Keras 3 does.
     int64_t steps_per_epoch = -1;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "onefit/explain.hpp"
+#include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
 
 namespace onefit {
@@ -66,7 +67,7 @@ FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_ro
     const int64_t per_epoch = steps_per_epoch > 0 ? steps_per_epoch : ceil_div(train_rows, batch);
     w.steps = per_epoch * epochs;
     w.validation_rows = validation_rows;
-    const int64_t val_batch = validation_batch_size > 0 ? validation_batch_size : batch;
+    const int64_t val_batch = validation_batch_rows(validation_batch_size, step.batch_size);
     w.validation_batches = validation_rows > 0 ? ceil_div(validation_rows, val_batch) * epochs : 0;
     w.validation_flops = 2.0 * static_cast<double>(step.forward_macs_per_sample) * static_cast<double>(validation_rows) *
                          static_cast<double>(epochs);

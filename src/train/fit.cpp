@@ -138,7 +138,7 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     plan.initial_epoch = options.initial_epoch;
     plan.steps_per_epoch = options.steps_per_epoch;
     plan.seed = options.seed.value_or(seed_);
-    plan.validation_batch_size = options.validation_batch_size > 0 ? options.validation_batch_size : options.batch_size;
+    plan.validation_batch_size = validation_batch_rows(options.validation_batch_size, options.batch_size);
 
     std::vector<nn::Metric> metrics;
     for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, plan.y_width));

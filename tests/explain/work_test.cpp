@@ -33,9 +33,10 @@ TEST(ExplainWork, FitWorkCountsStepsValidationAndData) {
     const StepWork s = step_work(iris_model(), 20);
     const FitWork w = fit_work(s, 105, 45, 4, 20);
     EXPECT_EQ(w.steps, 6 * 20);               // ceil(105 / 20) = 6 per epoch
-    EXPECT_EQ(w.validation_batches, 3 * 20);  // ceil(45 / 20) = 3 per epoch
-    EXPECT_EQ(w.dispatches, 120 + 60);
-    EXPECT_EQ(w.layer_calls, 3 * 2 * 120 + 2 * 60);
+    EXPECT_EQ(w.validation_batches, 1 * 20);  // 45 rows: one default validation batch (>= 64 rows)
+    EXPECT_EQ(w.dispatches, 120 + 20);
+    EXPECT_EQ(w.layer_calls, 3 * 2 * 120 + 2 * 20);
+    EXPECT_EQ(fit_work(s, 105, 45, 4, 20, -1, 20).validation_batches, 3 * 20);  // Keras's batches: 20, 20, 5
     EXPECT_DOUBLE_EQ(w.validation_flops, 2.0 * 224 * 45 * 20);
     EXPECT_DOUBLE_EQ(w.data_bytes, 4.0 * 150 * 5);
     // Forward + backward follow the 105 rows of each epoch (the last batch has 5), plus Adam per step.
@@ -85,7 +86,9 @@ TEST(ExplainProjection, PickDeviceChoosesTheCpuWhenNoGpuIsPresent) {
     big.flops = 1e15;
     big.steps = 10;
     EXPECT_EQ(pick_device(big, profiles), Device::cpu);
-    if (!cuda_available()) EXPECT_EQ(pick_device(big, device_profiles(cpu)), Device::cpu);
+    if (!cuda_available()) {
+        EXPECT_EQ(pick_device(big, device_profiles(cpu)), Device::cpu);
+    }
 }
 
 TEST(ExplainProjection, PickDevicePrefersAPresentGpuForLargeWorkAndTheCpuForTiny) {
