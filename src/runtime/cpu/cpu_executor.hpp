@@ -63,9 +63,11 @@ public:
             const ProgramOp& op = ops_[i];
             if (op.kind == Layer::Kind::Dense) {
                 const DenseOp& d = op.dense;
-                dense_forward(z_[i].data(), in, params_.data() + d.weight, d.use_bias ? params_.data() + d.bias : nullptr,
-                              rows, d.in, d.out, d.out_major, d.use_blas);
-                nn::activation_forward(d.activation, z_[i].data(), out(i), rows, d.out);
+                const bool activated = dense_forward(z_[i].data(), in, params_.data() + d.weight,
+                                                     d.use_bias ? params_.data() + d.bias : nullptr, rows, d.in, d.out,
+                                                     d.out_major, d.use_blas,
+                                                     d.activation == Activation::relu ? out(i) : nullptr);
+                if (!activated) nn::activation_forward(d.activation, z_[i].data(), out(i), rows, d.out);
             } else {  // inverted dropout: keep with probability 1 - rate, scaled by 1 / (1 - rate)
                 const int64_t n = rows * op.out_width;
                 T* m = mask_[i].data();

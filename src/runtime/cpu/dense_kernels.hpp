@@ -29,20 +29,23 @@ inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 }
 
 // z[rows, out] = x[rows, in] W + b.   W is (in, out), or (out, in) when out_major.
+// Given relu_out, the kernel may also write relu(z) there in the same pass; returns whether it did.
 template <class T>
-void dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w, const T* __restrict b,
-                   int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas) {
+bool dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w, const T* __restrict b,
+                   int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas, T* relu_out = nullptr) {
     if (use_blas) {
         if (b)
             for (int64_t r = 0; r < rows; ++r) std::memcpy(z + r * out, b, sizeof(T) * out);
         gemm<T>(false, out_major, rows, out, in, x, in, w, out_major ? in : out, b ? T(1) : T(0), z, out);
-        return;
+        return false;
     }
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>) {
-        if (out_major ? try_register_row_dots(z, out, b, x, in, w, in, rows, out, in)
-                      : try_register_matrix_rows(z, out, b, x, in, w, out, rows, in, out))
-            return;
+        if (out_major) {
+            if (try_register_row_dots(z, out, b, x, in, w, in, rows, out, in)) return false;
+        } else if (try_register_matrix_rows(z, out, b, x, in, w, out, rows, in, out, relu_out)) {
+            return relu_out != nullptr;
+        }
     }
 #endif
     for (int64_t r = 0; r < rows; ++r) {
@@ -51,6 +54,7 @@ void dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w
         else  // z[r, :] = b + sum_k x[r, k] W[k, :]
             weighted_row_sum(z + r * out, b, x + r * in, 1, w, out, in, out);
     }
+    return false;
 }
 
 

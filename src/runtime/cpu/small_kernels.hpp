@@ -93,10 +93,12 @@ inline void row_dots<float>(float* __restrict out, int64_t ostride, const float*
 // weights are loaded once for all rows instead of once per row, and the loops over k and the
 // 16-lane vectors are unrolled at compile time. Return false when the shape is not covered.
 //   out[r, 0:len] = init + sum_{k<K} coeff[r * crow + k] * m[k * mstride + 0:len]
+// and, when relu_out is not null, relu_out[r, :] = max(out[r, :], 0) from the same registers
+// (a dense layer with its relu in one pass: the separate relu pass re-read every output).
 template <int K, int V>
 inline void register_matrix_rows(float* __restrict out, int64_t ostride, const float* __restrict init,
                                  const float* __restrict coeff, int64_t crow, const float* __restrict m,
-                                 int64_t mstride, int64_t rows, int64_t len) {
+                                 int64_t mstride, int64_t rows, int64_t len, float* __restrict relu_out) {
     __mmask16 mask[V];
     __m512 w[K][V], b[V];
 #pragma GCC unroll 4
@@ -118,30 +120,36 @@ inline void register_matrix_rows(float* __restrict out, int64_t ostride, const f
         }
 #pragma GCC unroll 4
         for (int v = 0; v < V; ++v) store16(mask[v], out + r * ostride + 16 * v, acc[v]);
+        if (relu_out)
+#pragma GCC unroll 4
+            for (int v = 0; v < V; ++v)
+                store16(mask[v], relu_out + r * ostride + 16 * v, _mm512_max_ps(acc[v], _mm512_setzero_ps()));
     }
 }
 
 template <int K>
 inline bool register_matrix_rows_k(int64_t v, float* out, int64_t ostride, const float* init, const float* coeff,
-                                   int64_t crow, const float* m, int64_t mstride, int64_t rows, int64_t len) {
-    if (v == 1) register_matrix_rows<K, 1>(out, ostride, init, coeff, crow, m, mstride, rows, len);
-    else if (v == 2) register_matrix_rows<K, 2>(out, ostride, init, coeff, crow, m, mstride, rows, len);
+                                   int64_t crow, const float* m, int64_t mstride, int64_t rows, int64_t len,
+                                   float* relu_out) {
+    if (v == 1) register_matrix_rows<K, 1>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+    else if (v == 2) register_matrix_rows<K, 2>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
     else return false;
     return true;
 }
 
 inline bool try_register_matrix_rows(float* out, int64_t ostride, const float* init, const float* coeff, int64_t crow,
-                                     const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len) {
+                                     const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len,
+                                     float* relu_out = nullptr) {
     const int64_t v = (len + 15) / 16;
     switch (k) {
-        case 1: return register_matrix_rows_k<1>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 2: return register_matrix_rows_k<2>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 3: return register_matrix_rows_k<3>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 4: return register_matrix_rows_k<4>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 5: return register_matrix_rows_k<5>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 6: return register_matrix_rows_k<6>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 7: return register_matrix_rows_k<7>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
-        case 8: return register_matrix_rows_k<8>(v, out, ostride, init, coeff, crow, m, mstride, rows, len);
+        case 1: return register_matrix_rows_k<1>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 2: return register_matrix_rows_k<2>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 3: return register_matrix_rows_k<3>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 4: return register_matrix_rows_k<4>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 5: return register_matrix_rows_k<5>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 6: return register_matrix_rows_k<6>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 7: return register_matrix_rows_k<7>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+        case 8: return register_matrix_rows_k<8>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
         default: return false;
     }
 }
