@@ -137,21 +137,30 @@ inline bool register_matrix_rows_k(int64_t v, float* out, int64_t ostride, const
     return true;
 }
 
+// Calls f.template operator()<K>() for K = k in 1..8 (the register kernels' unrolled row
+// counts) and returns what it returns; false for any other k.
+template <class F>
+inline bool with_register_k(int64_t k, F&& f) {
+    switch (k) {
+        case 1: return f.template operator()<1>();
+        case 2: return f.template operator()<2>();
+        case 3: return f.template operator()<3>();
+        case 4: return f.template operator()<4>();
+        case 5: return f.template operator()<5>();
+        case 6: return f.template operator()<6>();
+        case 7: return f.template operator()<7>();
+        case 8: return f.template operator()<8>();
+        default: return false;
+    }
+}
+
 inline bool try_register_matrix_rows(float* out, int64_t ostride, const float* init, const float* coeff, int64_t crow,
                                      const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len,
                                      float* relu_out = nullptr) {
     const int64_t v = (len + 15) / 16;
-    switch (k) {
-        case 1: return register_matrix_rows_k<1>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 2: return register_matrix_rows_k<2>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 3: return register_matrix_rows_k<3>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 4: return register_matrix_rows_k<4>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 5: return register_matrix_rows_k<5>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 6: return register_matrix_rows_k<6>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 7: return register_matrix_rows_k<7>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        case 8: return register_matrix_rows_k<8>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-        default: return false;
-    }
+    return with_register_k(k, [&]<int K>() {
+        return register_matrix_rows_k<K>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+    });
 }
 
 // out[r, j] = init[j] + a[r, 0:len] . m[j, 0:len] for j < count <= 4, len <= 32: the weight rows stay
@@ -256,17 +265,9 @@ inline bool try_register_outer_sums(float* out, int64_t ostride, const float* co
                                     int64_t drow, int64_t rows, int64_t k, int64_t len, float* data_sums,
                                     float* coeff_sums) {
     const int64_t v = (len + 15) / 16;
-    switch (k) {
-        case 1: return register_outer_sums_k<1>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 2: return register_outer_sums_k<2>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 3: return register_outer_sums_k<3>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 4: return register_outer_sums_k<4>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 5: return register_outer_sums_k<5>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 6: return register_outer_sums_k<6>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 7: return register_outer_sums_k<7>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        case 8: return register_outer_sums_k<8>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-        default: return false;
-    }
+    return with_register_k(k, [&]<int K>() {
+        return register_outer_sums_k<K>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+    });
 }
 #pragma GCC diagnostic pop
 #endif
