@@ -4,6 +4,7 @@
 // complete save (tests/io/crash_safety_test.cpp kills a saving process at random to check it).
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,6 +142,21 @@ std::vector<std::string> folder_entries(const std::string& folder) {
     return names;
 }
 
+// Removes what saves of `base` killed mid-way left in `parent`: ".BASE.saving.PID.N" folders
+// whose process is gone. A live PID (a save running now, or a reused number) is left alone.
+void remove_stale_saves(const std::string& parent, const std::string& base) {
+    const std::string prefix = "." + base + ".saving.";
+    for (const std::string& name : folder_entries(parent)) {
+        if (name.rfind(prefix, 0) != 0) continue;
+        long pid = 0;
+        const char* first = name.data() + prefix.size();
+        const auto [end, ec] = std::from_chars(first, name.data() + name.size(), pid);
+        if (ec != std::errc{} || end == first || *end != '.' || pid <= 0) continue;
+        if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        remove_folder(parent + "/" + name);
+    }
+}
+
 bool is_model_file(const std::string& name) {
     return name == kWeightsFile || name == kOptimizerFile || name == kConfigFile || name == kStateFile;
 }
@@ -167,6 +183,7 @@ void write_folder(const std::string& dir_argument, const Files& files) {
     const size_t slash = dir.find_last_of('/');
     const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
     const std::string base = slash == std::string::npos ? dir : dir.substr(slash + 1);
+    remove_stale_saves(parent, base);
     const std::string temp = (slash == std::string::npos ? "" : parent + "/") + "." + base + ".saving." +
                              std::to_string(::getpid()) + "." + std::to_string(folder_counter++);
     if (::mkdir(temp.c_str(), 0777) != 0) {

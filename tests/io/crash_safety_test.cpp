@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
@@ -69,6 +70,26 @@ TEST(CrashSafety, KilledSavesAlwaysLeaveALoadableModel) {
     // Killed saves may leave a hidden temporary folder; the model folder itself holds only its files.
     for (const auto& entry : std::filesystem::directory_iterator(dir))
         EXPECT_EQ(entry.path().filename().string().rfind(".", 0), std::string::npos) << entry.path();
+    // The next save removes the temporary folders of killed saves (their processes are gone) and
+    // leaves those of a live process alone.
+    const std::filesystem::path parent = std::filesystem::path(dir).parent_path();
+    const std::string base = std::filesystem::path(dir).filename().string();
+    const std::filesystem::path live = parent / ("." + base + ".saving." + std::to_string(getpid()) + ".999");
+    std::filesystem::create_directory(live);
+    const pid_t gone = fork();  // a process that has exited: its PID names a killed save
+    if (gone == 0) _exit(0);
+    waitpid(gone, nullptr, 0);
+    const std::filesystem::path stale = parent / ("." + base + ".saving." + std::to_string(gone) + ".0");
+    std::filesystem::create_directory(stale);
+    std::ofstream(stale / "model.safetensors") << "partial";
+    save_model(model, dir, 0);
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    int leftovers = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(parent))
+        leftovers += entry.path().filename().string().rfind("." + base + ".saving.", 0) == 0;
+    EXPECT_EQ(leftovers, 1);
+    EXPECT_TRUE(std::filesystem::exists(live));
+    std::filesystem::remove_all(live);
 }
 
 }  // namespace
