@@ -8,7 +8,7 @@
 
 #include "core/hd.hpp"
 #include "nn/fastmath.hpp"
-#include "nn/small_width.hpp"
+#include "nn/vector_loops.hpp"
 #include "onefit/layers.hpp"
 
 namespace onefit::nn {

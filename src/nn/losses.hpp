@@ -12,7 +12,7 @@
 
 #include "core/hd.hpp"
 #include "nn/fastmath.hpp"
-#include "nn/small_width.hpp"
+#include "nn/vector_loops.hpp"
 #include "onefit/losses.hpp"
 
 namespace onefit::nn {
@@ -121,23 +121,13 @@ double elementwise_loss_rows(const T* in, const T* y, int64_t rows, int64_t widt
             }
             sum += part;
         });
-    } else {  // one loop across rows; the constant width lets it run in vectors
-        with_small_width(width, [&]<int W>() {
-            const int64_t w = W ? W : width;
-            in_whole_vectors(rows, [&](int64_t first, auto count, int64_t skip) {
-                T part = 0;
-#pragma omp simd reduction(+ : part)
-                for (int64_t r = 0; r < count; ++r) {
-                    for (int64_t j = 0; j < w; ++j) {
-                        const int64_t i = (first + r) * w + j;
-                        const ValueAndGrad<T> f = element_loss<kKind>(in[i], y[first + r], delta);
-                        part += r >= skip ? f.value : T(0);
-                        if constexpr (kGrad) grad[i] = f.grad * row_scale;
-                    }
-                }
-                sum += part;
-            });
-        });
+    } else {  // one label per row: the step loop never gets here (packing repeats the labels)
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < width; ++j) {
+                const ValueAndGrad<T> f = element_loss<kKind>(in[r * width + j], y[r], delta);
+                sum += f.value;
+                if constexpr (kGrad) grad[r * width + j] = f.grad * row_scale;
+            }
     }
     return static_cast<double>(sum) / static_cast<double>(width);
 }

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "io/test_files.hpp"
+#include "support/test_files.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
 

@@ -12,7 +12,7 @@
 #include <random>
 #include <thread>
 
-#include "io/test_files.hpp"
+#include "support/test_files.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit {

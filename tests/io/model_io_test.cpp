@@ -7,7 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "io/test_files.hpp"
+#include "support/resumable_fit.hpp"
+#include "support/test_files.hpp"
 #include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 #include "program/training_program.hpp"
@@ -25,22 +26,9 @@ std::string fresh_dir(const std::string& suffix = "_model") {
     return dir;
 }
 
-Sequential iris_model(uint64_t seed = 11) {
-    Sequential model({4}, seed);
-    model.add(Dense(16, "relu")).add(Dropout(0.2f)).add(Dense(3, "softmax"));
-    model.compile(Adam(0.01f), loss_from_name("sparse_categorical_crossentropy"), CompileOptions{{"accuracy"}});
-    return model;
-}
-
+Sequential iris_model(uint64_t seed = 11) { return testing_support::shuffled_dropout_model(seed); }
 FitOptions options(int64_t epochs, int64_t initial_epoch = 0) {
-    FitOptions o;
-    o.batch_size = 16;
-    o.epochs = epochs;
-    o.initial_epoch = initial_epoch;
-    o.shuffle = true;
-    o.verbose = 0;
-    o.seed = 5;
-    return o;
+    return testing_support::shuffled_fit_options(epochs, initial_epoch);
 }
 
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "io/test_files.hpp"
+#include "support/test_files.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
 

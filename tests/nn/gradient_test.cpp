@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/make_loss.hpp"
 #include "core/rng.hpp"
 #include "program/training_program.hpp"
 #include "runtime/cpu/cpu_executor.hpp"
@@ -38,13 +39,7 @@ struct Result {
     int64_t checked = 0;
 };
 
-Loss make_loss(LossKind kind, bool from_logits = false, float delta = 1.0f) {
-    Loss loss;
-    loss.kind = kind;
-    loss.from_logits = from_logits;
-    loss.delta = delta;
-    return loss;
-}
+using testing_support::make_loss;
 
 // The mean loss over the batch and its gradient, from a fresh executor: every evaluation draws
 // the same dropout mask (same seed, same optimizer step, same op).

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/make_loss.hpp"
 #include "nn/losses.hpp"
 #include "onefit/error.hpp"
 #include "onefit/model.hpp"
@@ -18,13 +19,7 @@ namespace {
 using Rows = std::vector<std::vector<double>>;
 constexpr double kEps = 1e-7;  // keras.backend.epsilon()
 
-Loss make_loss(LossKind kind, bool from_logits = false, float delta = 1.0f) {
-    Loss loss;
-    loss.kind = kind;
-    loss.from_logits = from_logits;
-    loss.delta = delta;
-    return loss;
-}
+using testing_support::make_loss;
 
 std::vector<double> flat(const Rows& rows) {
     std::vector<double> v;

@@ -1,4 +1,4 @@
-// The loop shapes of nn/small_width.hpp: in_whole_vectors covers every iteration and counts each
+// The loop shapes of nn/vector_loops.hpp: in_whole_vectors covers every iteration and counts each
 // once, and the activation and loss loops built on it (one vector at a time, the last one
 // overlapping, small widths as constants) give what a plain per-element loop gives, at every
 // size around the vector boundaries. In double, so any difference is a coverage bug, not rounding.
@@ -9,7 +9,7 @@
 
 #include "nn/activation.hpp"
 #include "nn/losses.hpp"
-#include "nn/small_width.hpp"
+#include "nn/vector_loops.hpp"
 
 namespace onefit {
 namespace {

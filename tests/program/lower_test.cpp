@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_files.hpp"
 #include "onefit/onefit.hpp"
 #include "program/training_program.hpp"
 
@@ -18,15 +19,7 @@ TrainingProgram lower(const std::vector<Layer>& layers, int64_t in = 4, const Lo
     return lower_sequential({in}, layers, loss, optimizer, {}, seed);
 }
 
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test_files::error_of;
 
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
     if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();

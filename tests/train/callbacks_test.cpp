@@ -5,7 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "io/test_files.hpp"
+#include "support/test_files.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_files.hpp"
 #include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 #include "program/training_program.hpp"
@@ -289,15 +290,7 @@ TEST(EvaluatePredict, PredictIsIndependentOfTheBatchSize) {
     EXPECT_EQ(model.predict(small_x(), 1).values(), model.predict(small_x(), 10).values());
 }
 
-template <class F>
-std::string error_of(F f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test_files::error_of;
 
 TEST(FitErrors, FeaturesOfTheWrongWidth) {
     Sequential model = classifier();

@@ -4,29 +4,15 @@
 
 #include <cstring>
 
+#include "support/resumable_fit.hpp"
 #include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit {
 namespace {
 
-Sequential shuffled_dropout_model() {
-    Sequential model({4}, 11);
-    model.add(Dense(16, "relu")).add(Dropout(0.2f)).add(Dense(3, "softmax"));
-    model.compile(Adam(0.01f), loss_from_name("sparse_categorical_crossentropy"), CompileOptions{{"accuracy"}});
-    return model;
-}
-
-FitOptions options(int64_t epochs, int64_t initial_epoch) {
-    FitOptions o;
-    o.batch_size = 16;
-    o.epochs = epochs;
-    o.initial_epoch = initial_epoch;
-    o.shuffle = true;
-    o.verbose = 0;
-    o.seed = 5;
-    return o;
-}
+using testing_support::shuffled_dropout_model;
+FitOptions options(int64_t epochs, int64_t initial_epoch) { return testing_support::shuffled_fit_options(epochs, initial_epoch); }
 
 
 TEST(Resume, TenEpochsThenTenFromInitialEpochTenEqualTwentyStraight) {

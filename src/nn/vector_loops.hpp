@@ -9,7 +9,7 @@ namespace onefit::nn {
 // Calls f.template operator()<W>() with the row width as a compile-time constant when it is
 // 2..8 (the output widths of small classifiers), and with W = 0 otherwise (f reads the runtime
 // width). A constant width turns per-row loops into strided vector code across rows: the seed's
-// softmax and loss over 20 x 3 were scalar row loops and a fifth of its fit.
+// softmax over rows of 3 runs 16 rows per vector instead of one scalar row at a time.
 template <class F>
 void with_small_width(int64_t width, F&& f) {
     switch (width) {
