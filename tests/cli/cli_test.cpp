@@ -155,6 +155,15 @@ TEST(CliErrors, NoCommandOrUnknownCommand) {
 
 TEST(CliErrors, UnknownFlag) { expect_one_line_error(run_cli({"fit", "--epocs", "3"}), "--epocs"); }
 
+TEST(CliErrors, AFlagTypoSuggestsTheFlagItMeant) {
+    expect_one_line_error(run_cli({"fit", "--epocs", "3"}), "(did you mean --epochs?)");
+    expect_one_line_error(run_cli({"fit", "--batchsize=4"}), "(did you mean --batch-size?)");
+    // Nothing close: no guess, the pointer to the help instead.
+    const CliResult r = run_cli({"fit", "--zzzzzz"});
+    expect_one_line_error(r, "see onefit --help");
+    EXPECT_EQ(r.err.find("did you mean"), std::string::npos);
+}
+
 TEST(CliErrors, BadFlagValues) {
     expect_one_line_error(run_cli({"fit", "--epochs", "many"}), "--epochs");
     expect_one_line_error(run_cli({"fit", "--epochs", "0"}), "--epochs");

@@ -1,9 +1,11 @@
 // onefit: the command line. Parses the command, runs it, and is the one place errors are
 // caught: each becomes one line "onefit: error: ..." on stderr and exit status 2.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "explain_command.hpp"
 #include "fit_command.hpp"
@@ -28,6 +30,44 @@ std::string one_line(const std::string& message) {
         }
     }
     return out;
+}
+
+// Levenshtein distance, for suggesting the flag a typo meant.
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// " (did you mean --epochs?)" for the first --flag in argv that no command knows and that is
+// within two edits of one that does; "" otherwise.
+std::string flag_suggestion(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> known;
+    for (const CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+        for (const CLI::Option* option : command->get_options())
+            for (const std::string& name : option->get_lnames()) known.push_back(name);
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg.rfind("--", 0) != 0 || arg.size() < 3) continue;
+        const size_t equals = arg.find('=');
+        const std::string name = arg.substr(2, equals == std::string::npos ? std::string::npos : equals - 2);
+        if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+        const std::string* best = nullptr;
+        size_t best_distance = 3;
+        for (const std::string& k : known)
+            if (const size_t d = edit_distance(name, k); d < best_distance) best = &k, best_distance = d;
+        if (best) return " (did you mean --" + *best + "?)";
+    }
+    return "";
 }
 
 int fail(const std::string& message) {
@@ -62,7 +102,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {  // --help, --version
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        return fail(std::string(e.what()) + " (see onefit --help)");
+        const std::string suggestion = flag_suggestion(app, argc, argv);
+        return fail(std::string(e.what()) + (suggestion.empty() ? " (see onefit --help)" : suggestion));
     } catch (const onefit::Error& e) {
         return fail(e.what());
     } catch (const std::bad_alloc&) {
