@@ -76,7 +76,8 @@ struct TrainingState {
 
 // Saves a model as a folder (created if missing; its parent must exist):
 //   model.safetensors      the Keras-layout weights, "LAYER/kernel" (in, out) and "LAYER/bias" (out,), F32
-//   optimizer.safetensors  the optimizer slots "slot_0".. in program layout (compiled models only)
+//   optimizer.safetensors  the optimizer slots "slot_0".. (compiled models only), each the model's
+//                          parameter count long in get_weights order (metadata slot_order "keras")
 //   config.json            {"format": "onefit-model", "format_version": 1, input_shape, seed, layers, loss,
 //                           optimizer, metrics}
 //   state.json             {"epoch", "optimizer_step", "fit_seed"}

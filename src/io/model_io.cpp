@@ -38,6 +38,7 @@ using nlohmann::ordered_json;
 
 constexpr const char* kFormat = "onefit-model";
 constexpr int kFormatVersion = 1;
+constexpr const char* kSlotOrderKeras = "keras";  // optimizer.safetensors: how slots are ordered
 // The files in the order they are written: weights first, state.json (the commit record) last.
 constexpr const char* kWeightsFile = "model.safetensors";
 constexpr const char* kOptimizerFile = "optimizer.safetensors";
@@ -393,11 +394,14 @@ void save_model(const Sequential& model, const std::string& dir, int64_t epoch, 
         const int64_t n = program->param_count();
         const int slots = nn::optimizer_slot_count(program->optimizer);
         std::vector<std::pair<std::string, Tensor>> state;
-        for (int k = 0; k < slots; ++k) {
-            const auto begin = program->optimizer_slots.begin() + k * n;
-            state.emplace_back("slot_" + std::to_string(k), Tensor({n}, std::vector<float>(begin, begin + n)));
+        for (int k = 0; k < slots; ++k) {  // in Keras order: independent of the program's layouts
+            Tensor slot({n});
+            reorder_params(*program, ParamOrder::program, program->optimizer_slots.data() + k * n, ParamOrder::keras,
+                           slot.data());
+            state.emplace_back("slot_" + std::to_string(k), std::move(slot));
         }
         const std::map<std::string, std::string> meta = {{"optimizer", optimizer_name(program->optimizer.kind)},
+                                                         {"slot_order", kSlotOrderKeras},
                                                          {"optimizer_step", std::to_string(program->optimizer_step)},
                                                          {"param_count", std::to_string(n)},
                                                          {"onefit_save_id", save_id}};
@@ -485,12 +489,19 @@ Sequential load_model(const std::string& dir) {
     f.named("metrics", [&] { model.compile(optimizer, loss, CompileOptions{metrics}); return 0; });
     model.set_weights(weights);
 
-    // Optimizer state, in program layout (the same config lowers to the same layout).
+    // Optimizer state, in Keras order; saves without "slot_order" (onefit 0.1.0) hold it in
+    // that version's program layout.
     TrainingProgram& program = model.program_state();
     const std::string optimizer_path = join(dir, kOptimizerFile);
     std::map<std::string, std::string> optimizer_meta;
     const auto slots = read_safetensors(optimizer_path, &optimizer_meta);
     check_save_id(save_id, metadata_value(optimizer_meta, "onefit_save_id", optimizer_path), optimizer_path);
+    const auto order_entry = optimizer_meta.find("slot_order");
+    if (order_entry != optimizer_meta.end() && order_entry->second != kSlotOrderKeras)
+        throw file_error(optimizer_path, 0, 0,
+                         "has slot_order " + printable(order_entry->second) + "; this onefit reads \"" +
+                             kSlotOrderKeras + "\" (a newer onefit wrote it?)");
+    const ParamOrder saved_order = order_entry == optimizer_meta.end() ? ParamOrder::legacy_program : ParamOrder::keras;
     const int64_t n = program.param_count();
     const size_t want = static_cast<size_t>(nn::optimizer_slot_count(optimizer));
     if (slots.size() != want)
@@ -505,7 +516,8 @@ Sequential load_model(const std::string& dir) {
             throw file_error(optimizer_path, 0, 0,
                              "tensor '" + name + "' has shape " + shape_to_string(it->second.shape()) + ", the model's " +
                                  std::to_string(n) + " parameters need (" + std::to_string(n) + ")");
-        std::copy(it->second.values().begin(), it->second.values().end(), program.optimizer_slots.begin() + static_cast<int64_t>(k) * n);
+        reorder_params(program, saved_order, it->second.data(), ParamOrder::program,
+                       program.optimizer_slots.data() + static_cast<int64_t>(k) * n);
     }
     std::string state_id;
     const TrainingState state = read_state(dir, &state_id);

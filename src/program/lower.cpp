@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 
 #include "core/rng.hpp"
@@ -67,8 +68,8 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
             d.out = layer.units;
             d.activation = layer.activation;
             d.use_bias = layer.use_bias;
-            d.out_major = d.in > d.out;
             d.use_blas = 32 * d.in * d.out >= kBlasMinMacs;
+            d.out_major = d.in > d.out && !(i == 0 && d.use_blas);
             d.weight = offset;
             offset += d.in * d.out;
             d.bias = offset;
@@ -121,17 +122,39 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     return program;
 }
 
+namespace {
+
+// Where element (k, j) of a Dense kernel (k < in, j < out) sits in an array of the given order.
+int64_t kernel_index(const DenseOp& d, ParamOrder order, int64_t k, int64_t j) {
+    const bool out_major = order == ParamOrder::program          ? d.out_major
+                           : order == ParamOrder::legacy_program ? d.in > d.out
+                                                                 : false;
+    return d.weight + (out_major ? j * d.in + k : k * d.out + j);
+}
+
+}  // namespace
+
+void reorder_params(const TrainingProgram& program, ParamOrder from, const float* src, ParamOrder to, float* dst) {
+    for (const ProgramOp& op : program.ops) {
+        if (op.kind != Layer::Kind::Dense) continue;
+        const DenseOp& d = op.dense;
+        for (int64_t k = 0; k < d.in; ++k)
+            for (int64_t j = 0; j < d.out; ++j) dst[kernel_index(d, to, k, j)] = src[kernel_index(d, from, k, j)];
+        if (d.use_bias) std::copy(src + d.bias, src + d.bias + d.out, dst + d.bias);
+    }
+}
+
 std::vector<Tensor> program_weights(const TrainingProgram& program) {
     std::vector<Tensor> weights;
     for (const ProgramOp& op : program.ops) {
         if (op.kind != Layer::Kind::Dense) continue;
         const DenseOp& d = op.dense;
         Tensor kernel({d.in, d.out});
-        const float* w = program.params.data() + d.weight;
+        const float* p = program.params.data();
         for (int64_t k = 0; k < d.in; ++k)
-            for (int64_t j = 0; j < d.out; ++j) kernel.at(k, j) = d.out_major ? w[j * d.in + k] : w[k * d.out + j];
+            for (int64_t j = 0; j < d.out; ++j) kernel.at(k, j) = p[kernel_index(d, ParamOrder::program, k, j)];
         weights.push_back(std::move(kernel));
-        if (d.use_bias) weights.emplace_back(Shape{d.out}, std::vector<float>(w + d.in * d.out, w + d.in * d.out + d.out));
+        if (d.use_bias) weights.emplace_back(Shape{d.out}, std::vector<float>(p + d.bias, p + d.bias + d.out));
     }
     return weights;
 }
@@ -151,12 +174,12 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
             return t;
         };
         const Tensor& kernel = take({d.in, d.out}, "kernel");
-        float* w = program.params.data() + d.weight;
+        float* p = program.params.data();
         for (int64_t k = 0; k < d.in; ++k)
-            for (int64_t j = 0; j < d.out; ++j) (d.out_major ? w[j * d.in + k] : w[k * d.out + j]) = kernel.at(k, j);
+            for (int64_t j = 0; j < d.out; ++j) p[kernel_index(d, ParamOrder::program, k, j)] = kernel.at(k, j);
         if (d.use_bias) {
             const Tensor& bias = take({d.out}, "bias");
-            for (int64_t j = 0; j < d.out; ++j) w[d.in * d.out + j] = bias[j];
+            for (int64_t j = 0; j < d.out; ++j) p[d.bias + j] = bias[j];
         }
     }
     if (next != weights.size())

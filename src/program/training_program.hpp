@@ -21,6 +21,9 @@ struct DenseOp {
     int64_t weight = 0, bias = 0;  // offsets into TrainingProgram::params
     // Weight layout: (out, in) when in > out, else Keras's (in, out). Either way the small
     // kernels' innermost loop runs over the longer side (Iris: 32, not 4 or 3), contiguous.
+    // Exception: a first layer on the BLAS path keeps (in, out); it needs no input gradient, so
+    // both its products then run untransposed (the MNIST layer's forward paid a transpose of its
+    // 784 x 256 weights every step).
     bool out_major = false;
     // Large products go to the BLAS library; tiny ones stay in our fused loops (bench/gemm_choice).
     bool use_blas = false;
@@ -63,6 +66,14 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
 // Keras-layout weights (kernel (in, out), bias (out,) per Dense) <-> program parameters.
 std::vector<Tensor> program_weights(const TrainingProgram& program);
 void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights);
+
+// Orders of a parameter-shaped array (the parameters, or one optimizer slot): the program's own
+// layout; Keras's (get_weights's arrays back to back: each kernel (in, out) row-major, then its
+// bias), which saved optimizer state uses so that it does not depend on layout choices; and the
+// program layout of onefit 0.1.0 saves (kernels (out, in) exactly when in > out).
+enum class ParamOrder { program, keras, legacy_program };
+// dst = src reordered; both hold param_count() floats and must not overlap.
+void reorder_params(const TrainingProgram& program, ParamOrder from, const float* src, ParamOrder to, float* dst);
 
 // Keras-style default layer names: dense, dense_1, dropout, ...
 std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);

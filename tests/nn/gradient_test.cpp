@@ -241,13 +241,17 @@ TEST(Gradients, BothWeightLayoutsInTheSmallKernels) {
 }
 
 TEST(Gradients, BothWeightLayoutsInTheBlasKernels) {
-    // 128 x 64 = 8192 multiply-adds per sample reach the BLAS threshold; in > out then in < out.
-    const Problem p{.in = 128, .layers = {Dense(64, "tanh"), Dense(128, "sigmoid"), Dense(3, "linear", false)},
+    // 128 x 64 = 8192 multiply-adds per sample reach the BLAS threshold. A narrowing first layer
+    // (no input gradient) keeps (in, out); then a widening layer (in, out) and a narrowing one
+    // (out, in), both with an input gradient.
+    const Problem p{.in = 128,
+                    .layers = {Dense(64, "tanh"), Dense(128, "sigmoid"), Dense(64, "tanh"), Dense(3, "linear", false)},
                     .loss = make_loss(LossKind::log_cosh), .rows = 3};
     const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
-    ASSERT_TRUE(program.ops[0].dense.use_blas && program.ops[0].dense.out_major);
+    ASSERT_TRUE(program.ops[0].dense.use_blas && !program.ops[0].dense.out_major);
     ASSERT_TRUE(program.ops[1].dense.use_blas && !program.ops[1].dense.out_major);
-    ASSERT_FALSE(program.ops[2].dense.use_blas);
+    ASSERT_TRUE(program.ops[2].dense.use_blas && program.ops[2].dense.out_major);
+    ASSERT_FALSE(program.ops[3].dense.use_blas);
     expect_gradients_match(p);
 }
 

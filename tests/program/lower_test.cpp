@@ -34,6 +34,35 @@ TEST(Lowering, WeightsAreOutMajorExactlyWhenTheLayerNarrows) {
     EXPECT_FALSE(p.ops[3].dense.out_major);  // 3 -> 5
 }
 
+TEST(Lowering, AFirstLayerOnTheBlasPathKeepsKerasLayoutBecauseItNeedsNoInputGradient) {
+    const TrainingProgram p = lower({Dense(256, "relu"), Dense(100), Dense(10)}, 784);
+    EXPECT_TRUE(p.ops[0].dense.use_blas);
+    EXPECT_FALSE(p.ops[0].dense.out_major);  // 784 -> 256, first: (in, out)
+    EXPECT_TRUE(p.ops[1].dense.use_blas);
+    EXPECT_TRUE(p.ops[1].dense.out_major);  // 256 -> 100, not first: (out, in) as usual
+}
+
+TEST(Weights, ParameterOrdersConvertBothWays) {
+    // Keras order is get_weights's arrays back to back; the legacy order is (out, in) exactly when
+    // in > out. A BLAS first layer and a narrowing tiny one make the three orders all differ.
+    TrainingProgram p = lower({Dense(256), Dense(3)}, 40);
+    ASSERT_FALSE(p.ops[0].dense.out_major);
+    ASSERT_TRUE(p.ops[1].dense.out_major);
+    for (size_t i = 0; i < p.params.size(); ++i) p.params[i] = static_cast<float>(i);
+    std::vector<float> keras(p.params.size()), legacy(p.params.size()), back(p.params.size());
+    reorder_params(p, ParamOrder::program, p.params.data(), ParamOrder::keras, keras.data());
+    std::vector<float> expected;
+    for (const Tensor& t : program_weights(p)) expected.insert(expected.end(), t.values().begin(), t.values().end());
+    EXPECT_EQ(keras, expected);
+    reorder_params(p, ParamOrder::keras, keras.data(), ParamOrder::legacy_program, legacy.data());
+    const DenseOp& first = p.ops[0].dense;  // 40 > 256 is false: (in, out) in 0.1.0 too
+    EXPECT_EQ(legacy[size_t(first.weight + 3 * 256 + 7)], keras[size_t(first.weight + 3 * 256 + 7)]);
+    const DenseOp& second = p.ops[1].dense;  // 256 > 3: (out, in), element (k 5, j 2) at j * in + k
+    EXPECT_EQ(legacy[size_t(second.weight + 2 * 256 + 5)], keras[size_t(second.weight + 5 * 3 + 2)]);
+    reorder_params(p, ParamOrder::legacy_program, legacy.data(), ParamOrder::program, back.data());
+    EXPECT_EQ(back, p.params);
+}
+
 TEST(Lowering, BlasIsChosenFromEightThousandOneHundredNinetyTwoMultiplyAddsPerSample) {
     // 32 * in * out >= 32 * 128 * 64.
     const TrainingProgram p = lower({Dense(64), Dense(127), Dense(64)}, 128);

@@ -42,8 +42,8 @@ inline std::string read_file(const std::string& path) {
 inline CliResult run_cli(const std::vector<std::string>& args) {
     const std::string err_path = temp_path("stderr.txt");
     std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
-    for (const std::string& a : args) command += " " + shell_quote(a);
-    command += " 2>" + shell_quote(err_path);
+    for (const std::string& a : args) command.append(" ").append(shell_quote(a));
+    command.append(" 2>").append(shell_quote(err_path));
     CliResult result;
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) return result;
