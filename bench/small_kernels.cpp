@@ -1,5 +1,6 @@
-// onefit's own fused kernels at the Iris shapes, timed like bench/gemm_choice's library
-// candidates (median ns per call): the measurement behind keeping tiny layers off BLAS.
+// onefit's own fused kernels against its LIBXSMM path (gemm_f32) on the same layer, in the
+// layout lower.cpp picks, median ns per call: the measurement behind kBlasMinMacs, the size
+// from which a layer leaves our register kernels for LIBXSMM.
 // Each call is followed by a compiler barrier so no work is hoisted out of the timing loop.
 #include <algorithm>
 #include <chrono>
@@ -28,7 +29,7 @@ double median_ns(F&& f) {
 }
 
 // The three products of one Dense layer's step at rows x in -> out, in onefit's layout choice.
-void bench_layer(const char* name, int64_t rows, int64_t in, int64_t out) {
+void bench_layer(const char* path, const char* name, int64_t rows, int64_t in, int64_t out, bool use_blas) {
     const bool out_major = in > out;
     std::vector<float> x(rows * in), w(in * out), b(out), z(rows * out), dz(rows * out), dw(in * out), db(out),
         dx(rows * in);
@@ -36,28 +37,38 @@ void bench_layer(const char* name, int64_t rows, int64_t in, int64_t out) {
     for (size_t i = 0; i < w.size(); ++i) w[i] = float(i % 5) * 0.05f - 0.1f;
     for (size_t i = 0; i < dz.size(); ++i) dz[i] = float(i % 3) * 0.01f;
     const double fwd = median_ns([&] {
-        cpu::dense_forward(z.data(), x.data(), w.data(), b.data(), rows, in, out, out_major, false);
+        cpu::dense_forward(z.data(), x.data(), w.data(), b.data(), rows, in, out, out_major, use_blas);
         barrier(z.data());
     });
     const double dw_db = median_ns([&] {
         cpu::dense_backward(dw.data(), db.data(), static_cast<float*>(nullptr), dz.data(), x.data(), w.data(), rows, in,
-                            out, out_major, false);
+                            out, out_major, use_blas);
         barrier(dw.data());
     });
     const double all = median_ns([&] {
         cpu::dense_backward(dw.data(), db.data(), dx.data(), dz.data(), x.data(), w.data(), rows, in, out, out_major,
-                            false);
+                            use_blas);
         barrier(dx.data());
     });
-    std::printf("small_%s_fwd: %.1f ns\n", name, fwd);
-    std::printf("small_%s_dw: %.1f ns\n", name, dw_db);
-    std::printf("small_%s_dx: %.1f ns\n", name, all - dw_db);
+    std::printf("%s_%s_fwd: %.1f ns\n", path, name, fwd);
+    std::printf("%s_%s_dw: %.1f ns\n", path, name, dw_db);
+    std::printf("%s_%s_dx: %.1f ns\n", path, name, all - dw_db);
+    std::printf("%s_%s_step: %.1f ns\n", path, name, fwd + all);
 }
 
 }  // namespace
 
 int main() {
-    std::printf("# onefit small kernels (fused bias; dw includes db), layout chosen as in lower.cpp; median of 21 rounds\n");
-    bench_layer("iris1", 20, 4, 32);
-    bench_layer("iris2", 20, 32, 3);
+    std::printf("# onefit small kernels vs its LIBXSMM path (bias included; dw includes db; step = fwd + dw + dx),"
+                " layout chosen as in lower.cpp; median of 21 rounds\n");
+    struct Shape {
+        const char* name;
+        int64_t rows, in, out;
+    };
+    const Shape shapes[] = {{"iris1", 20, 4, 32},    {"iris2", 20, 32, 3},      {"mnist2", 128, 256, 10},
+                            {"b32_64x32", 32, 64, 32}, {"b32_128x64", 32, 128, 64}, {"b128_64x64", 128, 64, 64}};
+    for (const Shape& s : shapes) {
+        bench_layer("small", s.name, s.rows, s.in, s.out, false);
+        bench_layer("xsmm", s.name, s.rows, s.in, s.out, true);
+    }
 }

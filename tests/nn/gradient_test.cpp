@@ -241,7 +241,7 @@ TEST(Gradients, BothWeightLayoutsInTheSmallKernels) {
 }
 
 TEST(Gradients, BothWeightLayoutsInTheBlasKernels) {
-    // 128 x 64 = 8192 multiply-adds per sample reach the BLAS threshold. A narrowing first layer
+    // Every layer but the last has at least 512 weights: the BLAS path. A narrowing first layer
     // (no input gradient) keeps (in, out); then a widening layer (in, out) and a narrowing one
     // (out, in), both with an input gradient.
     const Problem p{.in = 128,

@@ -63,12 +63,13 @@ TEST(Weights, ParameterOrdersConvertBothWays) {
     EXPECT_EQ(back, p.params);
 }
 
-TEST(Lowering, BlasIsChosenFromEightThousandOneHundredNinetyTwoMultiplyAddsPerSample) {
-    // 32 * in * out >= 32 * 128 * 64.
-    const TrainingProgram p = lower({Dense(64), Dense(127), Dense(64)}, 128);
-    EXPECT_TRUE(p.ops[0].dense.use_blas);   // 128 x 64 = 8192
-    EXPECT_FALSE(p.ops[1].dense.use_blas);  // 64 x 127 = 8128
-    EXPECT_FALSE(p.ops[2].dense.use_blas);  // 127 x 64 = 8128
+TEST(Lowering, BlasIsChosenFromFiveHundredTwelveWeights) {
+    const TrainingProgram p = lower({Dense(64), Dense(7), Dense(73), Dense(3)}, 8);
+    EXPECT_TRUE(p.ops[0].dense.use_blas);   // 8 x 64 = 512
+    EXPECT_FALSE(p.ops[1].dense.use_blas);  // 64 x 7 = 448
+    EXPECT_FALSE(p.ops[2].dense.use_blas);  // 7 x 73 = 511
+    EXPECT_FALSE(p.ops[3].dense.use_blas);  // the seed's layers are far below: 4 x 32, 32 x 3
+    EXPECT_FALSE(lower({Dense(32), Dense(3)}, 4).ops[0].dense.use_blas);
 }
 
 TEST(Lowering, ParametersAreEachLayersKernelThenBiasBackToBack) {
