@@ -96,10 +96,14 @@ public:
 private:
     // Copies the batch's rows together. Large batches split the copy over the thread pool
     // (measured on the MNIST-shaped MLP: 55 -> 34 us per step); small ones stay on this thread.
+    // Rows are random, so the hardware prefetcher only starts within each row; asking for the
+    // row two ahead keeps several rows' misses in flight (128 rows of 784 floats from a 188 MB
+    // array, one thread: 32 -> 22 us).
     void gather(const int64_t* rows, int64_t count) {
         const int64_t xw = data_.x_width, yw = data_.y_width;
         auto copy = [&](int64_t first, int64_t last) {
             for (int64_t r = first; r < last; ++r) {
+                if (r + 2 < last) prefetch_row(data_.x.data() + rows[r + 2] * xw, xw);
                 std::memcpy(batch_x_.data() + r * xw, data_.x.data() + rows[r] * xw, sizeof(T) * xw);
                 std::memcpy(batch_y_.data() + r * yw, data_.y.data() + rows[r] * yw, sizeof(T) * yw);
             }
@@ -108,6 +112,11 @@ private:
         if (count * xw < (1 << 16) || pool.num_threads() == 1) return copy(0, count);
         const int64_t tasks = pool.num_threads(), chunk = (count + tasks - 1) / tasks;
         pool.parallel_for(tasks, [&](int64_t task) { copy(task * chunk, std::min(count, (task + 1) * chunk)); });
+    }
+
+    static void prefetch_row(const T* row, int64_t width) {
+        const char* p = reinterpret_cast<const char*>(row);
+        for (int64_t byte = 0; byte < width * int64_t(sizeof(T)); byte += 64) __builtin_prefetch(p + byte, 0, 3);
     }
 
     TrainingProgram& program_;
