@@ -255,6 +255,34 @@ TEST(Gradients, BothWeightLayoutsInTheBlasKernels) {
     expect_gradients_match(p);
 }
 
+// Steps of at least 32 rows run a model's small trailing layers as two halves of the batch
+// (CpuExecutor's tail): the halves' gradients are added, the loss scaled by the whole batch.
+TEST(Gradients, ATailOfSmallLayersSplitIntoHalves) {
+    // Every product is small, so the whole model is the tail; 40 rows split 32 + 8, and the
+    // dropout mask must be the whole batch's.
+    const Problem p{.in = 32,
+                    .layers = {Dense(64, "tanh"), Dropout(0.25f), Dense(64, "sigmoid"), Dense(5, "softmax")},
+                    .loss = make_loss(LossKind::categorical_crossentropy),
+                    .labels = Labels::one_hot,
+                    .rows = 40};
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_EQ(cpu::CpuExecutor<double>(program, p.rows, {}, 5, 0).tail_begin(), 0u);
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, ASmallHeadAfterALargeLayerSplitIntoHalves) {
+    // The first layer's products use the pool (2 x 250 x 64 x 72 flops), the head's do not: the
+    // tail is the head, and it also takes the first layer's relu and its gradient (128 + 122 rows).
+    const Problem p{.in = 64,
+                    .layers = {Dense(72, "relu"), Dense(10, "softmax")},
+                    .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                    .labels = Labels::class_index,
+                    .rows = 250};
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_EQ(cpu::CpuExecutor<double>(program, p.rows, {}, 1, 0).tail_begin(), 1u);
+    expect_gradients_match(p);
+}
+
 TEST(Gradients, BlasLayerWithoutBias) {
     expect_gradients_match({.in = 100, .layers = {Dense(90, "relu", false), Dense(2, "linear")},
                             .loss = make_loss(LossKind::mean_squared_error), .rows = 3});

@@ -3,9 +3,17 @@
 // buffer is allocated in the constructor; a step allocates nothing and dispatches once per op
 // (a switch), never per element. Templated on the scalar: float for training, double for the
 // finite-difference gradient tests.
+//
+// Small trailing layers (a classifier head after a big first layer: MNIST's 256 -> 10) are too
+// small to split their products over threads, so they would leave the other core idle. Their
+// rows are independent, though: the "tail" runs as two halves of the batch, one per thread, and
+// the halves' parameter gradients are added at the end. Whether and where a step splits depends
+// only on the model and the batch's row count, never on the thread count, so a fit's result
+// does not depend on the machine's cores.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -22,6 +30,11 @@ namespace onefit::cpu {
 
 // Parameter counts from which the optimizer pass is split over the thread pool.
 inline constexpr int64_t kParallelUpdateMin = 1 << 16;
+// The tail runs in two halves for batches of at least this many rows, when its products come
+// to at least this many flops per step (a parallel_for costs ~1 us; the seed's whole model is
+// ~30 kflop per step and never splits).
+inline constexpr int64_t kSplitMinRows = 32;
+inline constexpr double kSplitMinFlops = 1 << 19;
 
 template <class T>
 class CpuExecutor {
@@ -42,6 +55,7 @@ public:
             if (own_output) a_[i].assign(size, T(0));
             if (ops_[i].kind == Layer::Kind::Dropout) mask_[i].assign(size, T(1));
         }
+        plan_tail(max_rows);
     }
 
     // Writes the parameters and optimizer state back (after a fit).
@@ -58,44 +72,23 @@ public:
     int64_t max_rows() const { return max_rows_; }
 
     void forward(const T* x, int64_t rows, bool training) {
-        const T* in = x;
-        for (size_t i = 0; i < ops_.size(); ++i) {
-            const ProgramOp& op = ops_[i];
-            if (op.kind == Layer::Kind::Dense) {
-                const DenseOp& d = op.dense;
-                const bool activated = dense_forward(z_[i].data(), in, params_.data() + d.weight,
-                                                     d.use_bias ? params_.data() + d.bias : nullptr, rows, d.in, d.out,
-                                                     d.out_major, d.use_blas,
-                                                     d.activation == Activation::relu ? out(i) : nullptr);
-                if (!activated) nn::activation_forward(d.activation, z_[i].data(), out(i), rows, d.out);
-            } else {  // inverted dropout: keep with probability 1 - rate, scaled by 1 / (1 - rate)
-                const int64_t n = rows * op.out_width;
-                T* m = mask_[i].data();
-                if (training && op.dropout_rate > 0.0f) {
-                    const T keep = T(1) / (T(1) - T(op.dropout_rate));
-                    const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
-                    for (int64_t j = 0; j < n; ++j) m[j] = hash_uniform(key, static_cast<uint64_t>(j)) < op.dropout_rate ? T(0) : keep;
-                } else {
-                    for (int64_t j = 0; j < n; ++j) m[j] = T(1);
-                }
-                T* o = out(i);
-                for (int64_t j = 0; j < n; ++j) o[j] = in[j] * m[j];
-            }
-            in = out(i);
-        }
+        for (size_t i = 0; i < ops_.size(); ++i) forward_op(i, x, 0, rows, training);
     }
 
     // Loss value (summed over rows) and all parameter gradients for one batch, no update.
     double loss_and_gradients(const T* x, const T* y, int64_t rows) {
-        forward(x, rows, true);
-        const size_t last = ops_.size() - 1;
-        const T* loss_in = program_.loss_takes_logits ? z_[last].data() : output();
-        const double loss = nn::loss_forward_backward<true>(program_.loss, program_.loss_takes_logits, loss_in, y, rows,
-                                                            program_.output_width, y_width_, da_[last].data(),
-                                                            T(1) / T(rows));
-        backward(x, rows);
+        const size_t n = ops_.size(), tail = rows >= kSplitMinRows ? tail_ : n;
+        for (size_t i = 0; i < tail; ++i) forward_op(i, x, 0, rows, true, /*defer_activation=*/i + 1 == tail && tail < n);
+        const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss(y, 0, rows, rows);
+        for (size_t i = tail; i-- > 0;) {
+            if (i + 1 < tail || tail == n) activation_backward_op(i, 0, rows);  // else the tail did it
+            params_backward_op(i, x, 0, rows, grads_.data(), 0);
+        }
         return loss;
     }
+
+    // The first op of the tail that loss_and_gradients runs in two halves (the op count: none).
+    size_t tail_begin() const { return tail_; }
 
     void train_step(const T* x, const T* y, int64_t rows, LogSums& sums) {
         sums.loss += loss_and_gradients(x, y, rows);
@@ -131,23 +124,139 @@ private:
     T* out(size_t i) { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
     const T* out(size_t i) const { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
 
-    void backward(const T* x, int64_t rows) {
-        for (size_t i = ops_.size(); i-- > 0;) {
-            const ProgramOp& op = ops_[i];
-            const T* in = i == 0 ? x : out(i - 1);
-            T* din = i == 0 ? nullptr : da_[i - 1].data();
-            T* dout = da_[i].data();
-            if (op.kind == Layer::Kind::Dense) {
-                const DenseOp& d = op.dense;
-                const bool fused_with_loss = i + 1 == ops_.size() && program_.loss_takes_logits;
-                if (!fused_with_loss) nn::activation_backward(d.activation, z_[i].data(), out(i), dout, rows, d.out);
-                dense_backward(grads_.data() + d.weight, d.use_bias ? grads_.data() + d.bias : nullptr, din, dout, in,
-                               params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
-            } else if (din) {
-                const T* m = mask_[i].data();
-                for (int64_t j = 0, n = rows * op.out_width; j < n; ++j) din[j] = dout[j] * m[j];
-            }
+    // Op i's forward for rows [r0, r0 + rows). With defer_activation, only the product: the
+    // activation comes later from activation_forward_op.
+    void forward_op(size_t i, const T* x, int64_t r0, int64_t rows, bool training, bool defer_activation = false) {
+        const ProgramOp& op = ops_[i];
+        const int64_t in_width = i == 0 ? program_.input_width : ops_[i - 1].out_width, width = op.out_width;
+        const T* in = (i == 0 ? x : out(i - 1)) + r0 * in_width;
+        if (op.kind == Layer::Kind::Dense) {
+            const DenseOp& d = op.dense;
+            T* relu_out = d.activation == Activation::relu && !defer_activation ? out(i) + r0 * width : nullptr;
+            const bool activated = dense_forward(z_[i].data() + r0 * width, in, params_.data() + d.weight,
+                                                 d.use_bias ? params_.data() + d.bias : nullptr, rows, d.in, d.out,
+                                                 d.out_major, d.use_blas, relu_out);
+            if (!activated && !defer_activation) activation_forward_op(i, r0, rows);
+            return;
         }
+        // Inverted dropout: keep with probability 1 - rate, scaled by 1 / (1 - rate). The mask
+        // hashes the element's index in the whole batch, so halves draw the batch's mask.
+        const int64_t first = r0 * width, n = rows * width;
+        T* m = mask_[i].data() + first;
+        if (training && op.dropout_rate > 0.0f) {
+            const T keep = T(1) / (T(1) - T(op.dropout_rate));
+            const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
+            for (int64_t j = 0; j < n; ++j)
+                m[j] = hash_uniform(key, static_cast<uint64_t>(first + j)) < op.dropout_rate ? T(0) : keep;
+        } else {
+            for (int64_t j = 0; j < n; ++j) m[j] = T(1);
+        }
+        T* o = out(i) + first;
+        for (int64_t j = 0; j < n; ++j) o[j] = in[j] * m[j];
+    }
+
+    void activation_forward_op(size_t i, int64_t r0, int64_t rows) {
+        const ProgramOp& op = ops_[i];
+        if (op.kind != Layer::Kind::Dense) return;
+        const int64_t width = op.out_width;
+        nn::activation_forward(op.dense.activation, z_[i].data() + r0 * width, out(i) + r0 * width, rows, width);
+    }
+
+    // The loss over rows [r0, r0 + rows) of a batch of batch_rows, and its gradient into the last
+    // op's da ("sum over batch size": scaled by 1 / batch_rows).
+    double output_loss(const T* y, int64_t r0, int64_t rows, int64_t batch_rows) {
+        const size_t last = ops_.size() - 1;
+        const int64_t width = program_.output_width;
+        const T* loss_in = (program_.loss_takes_logits ? z_[last].data() : output()) + r0 * width;
+        return nn::loss_forward_backward<true>(program_.loss, program_.loss_takes_logits, loss_in, y + r0 * y_width_,
+                                               rows, width, y_width_, da_[last].data() + r0 * width,
+                                               T(1) / T(batch_rows));
+    }
+
+    // dL/d(output) -> dL/dz in place in da, for rows [r0, r0 + rows). The output op's softmax or
+    // sigmoid is already folded into the loss gradient when the loss takes logits.
+    void activation_backward_op(size_t i, int64_t r0, int64_t rows) {
+        const ProgramOp& op = ops_[i];
+        if (op.kind != Layer::Kind::Dense || (i + 1 == ops_.size() && program_.loss_takes_logits)) return;
+        const int64_t width = op.out_width;
+        const T* z = z_[i].data() + r0 * width;
+        nn::activation_backward(op.dense.activation, z, out(i) + r0 * width, da_[i].data() + r0 * width, rows, width);
+    }
+
+    // From dL/dz of rows [r0, r0 + rows): op i's parameter gradients, written to g[index - g_first]
+    // for the parameters' indices, and dL/d(its input) for those rows (none for the first op).
+    void params_backward_op(size_t i, const T* x, int64_t r0, int64_t rows, T* g, int64_t g_first) {
+        const ProgramOp& op = ops_[i];
+        const int64_t in_width = i == 0 ? program_.input_width : ops_[i - 1].out_width, width = op.out_width;
+        const T* in = (i == 0 ? x : out(i - 1)) + r0 * in_width;
+        T* din = i == 0 ? nullptr : da_[i - 1].data() + r0 * in_width;
+        const T* dout = da_[i].data() + r0 * width;
+        if (op.kind == Layer::Kind::Dense) {
+            const DenseOp& d = op.dense;
+            dense_backward(g + (d.weight - g_first), d.use_bias ? g + (d.bias - g_first) : nullptr, din, dout, in,
+                           params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
+        } else if (din) {
+            const T* m = mask_[i].data() + r0 * width;
+            for (int64_t j = 0, n = rows * width; j < n; ++j) din[j] = dout[j] * m[j];
+        }
+    }
+
+    // Picks the tail: the longest run of trailing ops whose products are all too small to use
+    // the pool, if together they are worth a second thread.
+    void plan_tail(int64_t max_rows) {
+        const size_t n = ops_.size();
+        tail_ = n;
+        if (max_rows < kSplitMinRows) return;
+        double flops = 0;
+        size_t first = n;
+        for (size_t i = n; i-- > 0;) {
+            if (ops_[i].kind == Layer::Kind::Dense) {
+                const double product = 2.0 * double(max_rows) * double(ops_[i].dense.in) * double(ops_[i].dense.out);
+                if (product >= kGemmParallelFlops) break;
+                flops += 3 * product;  // forward, weight and input gradients
+            }
+            first = i;
+        }
+        if (first == n || flops < kSplitMinFlops) return;
+        tail_ = first;
+        tail_params_ = first_param(first);
+        for (std::vector<T>& p : partial_grads_) p.assign(params_.size() - static_cast<size_t>(tail_params_), T(0));
+    }
+
+    int64_t first_param(size_t from) const {  // the first parameter index of ops [from, n)
+        for (size_t i = from; i < ops_.size(); ++i)
+            if (ops_[i].kind == Layer::Kind::Dense) return ops_[i].dense.weight;
+        return static_cast<int64_t>(params_.size());
+    }
+
+    // The tail on two halves of the batch: op tail-1's activation, the tail's forward, the loss,
+    // the tail's backward and op tail-1's activation gradient, all row by row; each half's
+    // parameter gradients go to its own buffer and are added here. Returns the loss sum.
+    double tail_in_halves(const T* x, const T* y, int64_t rows) {
+        const size_t n = ops_.size();
+        const int64_t half = std::min(rows, (rows / 2 + 15) / 16 * 16);  // whole vectors of rows where possible
+        double loss[2] = {0, 0};
+        const auto run_half = [&](int64_t h) {
+            const int64_t r0 = h == 0 ? 0 : half, count = h == 0 ? half : rows - half;
+            if (tail_ > 0) activation_forward_op(tail_ - 1, r0, count);
+            for (size_t i = tail_; i < n; ++i) forward_op(i, x, r0, count, true);
+            loss[h] = output_loss(y, r0, count, rows);
+            for (size_t i = n; i-- > tail_;) {
+                activation_backward_op(i, r0, count);
+                params_backward_op(i, x, r0, count, partial_grads_[h].data(), tail_params_);
+            }
+            if (tail_ > 0) activation_backward_op(tail_ - 1, r0, count);
+        };
+        if constexpr (std::is_same_v<T, float>) {
+            ThreadPool::instance().parallel_for(2, run_half);
+        } else {  // double runs in the gradient tests only, where OpenBLAS must not be called concurrently
+            run_half(0), run_half(1);
+        }
+        T* g = grads_.data() + tail_params_;
+        const T* a = partial_grads_[0].data();
+        const T* b = partial_grads_[1].data();
+        for (size_t k = 0; k < partial_grads_[0].size(); ++k) g[k] = a[k] + b[k];
+        return loss[0] + loss[1];
     }
 
     void add_metrics(const T* y, int64_t rows, LogSums& sums) const {
@@ -163,6 +272,9 @@ private:
     std::vector<T> params_, grads_, slots_;
     int64_t step_;
     uint64_t dropout_seed_;
+    size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)
+    int64_t tail_params_ = 0;   // the tail's first parameter index
+    std::vector<T> partial_grads_[2];  // each half's gradients of the tail's parameters
     // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), dropout mask.
     std::vector<std::vector<T>> z_, a_, da_, mask_;
 };

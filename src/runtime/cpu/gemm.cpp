@@ -27,9 +27,6 @@
 namespace onefit::cpu {
 namespace {
 
-// Products below this many flops run on the calling thread: ~9 us of work on one core, where
-// handing half to a worker (~0.4 us when it is spinning) clearly pays.
-constexpr double kParallelFlops = 1 << 21;
 constexpr int64_t kColumnAlign = 16;  // column blocks are multiples of one AVX-512 register
 // For trans_b, at most this many floats of B per block (512 KiB, half this machine's L2), so a
 // block's transposed slice is still in L2 when its kernel reads it. On one core the 128x784x256
@@ -115,6 +112,8 @@ void scale(float* c, int64_t ldc, int64_t rows, int64_t cols, float beta) {
         for (int64_t j = 0; j < cols; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
 }
 
+constexpr size_t kStackFloats = 1 << 14;  // 64 KiB: MNIST's 256 x 10 layer needs 8,192
+
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
 // The row stride of a transposed copy of B with `width` columns: whole registers, plus one so
@@ -140,7 +139,7 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
         return;
     }
     ThreadPool& pool = ThreadPool::instance();
-    const int64_t threads = 2.0 * double(m) * double(n) * double(k) >= kParallelFlops ? pool.num_threads() : 1;
+    const int64_t threads = 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops ? pool.num_threads() : 1;
     // C is cut into blocks of whole columns: a block's columns are a block of rows of B, which for
     // trans_b the task transposes itself. A C narrower than two blocks is cut into rows instead.
     const bool by_columns = (trans_b || n >= m) && (threads == 1 || n >= 2 * kColumnAlign);
@@ -168,7 +167,12 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
     };
     const libxsmm_smmfunction full = dispatch(width), last = tail == width ? full : dispatch(tail);
     const size_t slice = static_cast<size_t>(k * padded(width));  // floats of one transposed block of B
-    float* const bt = trans_b ? scratch(slice * static_cast<size_t>(blocks)) : nullptr;
+    // A small product's transposed B goes on the stack: the small layers at the end of a model
+    // run on pool workers too (CpuExecutor's tail halves), and a worker's first scratch() would
+    // allocate in whatever step it first ran one.
+    alignas(64) float on_stack[kStackFloats];
+    const size_t bt_floats = slice * static_cast<size_t>(blocks);
+    float* const bt = !trans_b ? nullptr : bt_floats <= kStackFloats ? on_stack : scratch(bt_floats);
 
     const auto run_block = [&](int64_t t) {
         const int64_t start = t * width, w = t + 1 == blocks ? tail : width;
