@@ -3,6 +3,7 @@
 // backend uploads exactly these arrays).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "program/fit_plan.hpp"
@@ -19,11 +20,38 @@ inline int64_t packed_label_width(const TrainingProgram& program, int64_t y_widt
     return y_width == 1 && !crossentropy ? program.output_width : y_width;
 }
 
+// Feature rows as a device reads them: the caller's float rows themselves where they already
+// are that (contiguous float rows: MNIST's 188 MB is not copied again), else an owned copy (the
+// double executor of the tests, or validation rows gathered from a Dataset). Features are the
+// bulk of the data; labels are small and always packed.
+template <class T>
+class FeatureRows {
+public:
+    void view(const FeatureView& v) {
+        const size_t size = static_cast<size_t>(v.rows * v.width);
+        if constexpr (std::is_same_v<T, float>) {
+            view_ = v.data, view_size_ = size;
+        } else {
+            owned_.assign(v.data, v.data + size);
+        }
+    }
+    void append(const float* first, const float* last) { owned_.insert(owned_.end(), first, last); }
+    const T* data() const { return view_ ? view_ : owned_.data(); }
+    size_t size() const { return view_ ? view_size_ : owned_.size(); }
+
+private:
+    const T* view_ = nullptr;  // valid while the fit runs: the plan's tensors outlive it
+    size_t view_size_ = 0;
+    std::vector<T> owned_;
+};
+
 template <class T>
 struct PackedData {
     int64_t x_width = 0, y_width = 0, rows = 0;  // y_width: packed label width
-    std::vector<T> x, y;                          // training rows
-    std::vector<T> val_x, val_y;                  // validation rows, in evaluation order
+    FeatureRows<T> x;                             // training rows
+    std::vector<T> y;
+    FeatureRows<T> val_x;                         // validation rows, in evaluation order
+    std::vector<T> val_y;
     std::vector<int64_t> val_batches;             // validation batch sizes
 };
 
@@ -40,12 +68,12 @@ std::vector<T> pack_labels(const Tensor& y, int64_t y_width, int64_t packed_widt
 template <class T>
 PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan, int64_t max_rows) {
     PackedData<T> d;
-    const Tensor& x = plan.dataset ? plan.dataset->x() : *plan.x;
+    const FeatureView x = plan.dataset ? FeatureView(plan.dataset->x()) : plan.x;
     const Tensor& y = plan.dataset ? plan.dataset->y() : *plan.y;
-    d.x_width = x.row_width();
+    d.x_width = x.width;
     d.y_width = packed_label_width(program, plan.y_width);
-    d.rows = x.rows();
-    d.x.assign(x.values().begin(), x.values().end());
+    d.rows = x.rows;
+    d.x.view(x);
     d.y = pack_labels<T>(y, plan.y_width, d.y_width);
     if (plan.val_dataset) {
         DatasetPass pass;
@@ -53,15 +81,15 @@ PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan,
         const Tensor& vx = plan.val_dataset->x();
         const std::vector<T> vy = pack_labels<T>(plan.val_dataset->y(), plan.y_width, d.y_width);
         for (int64_t r : pass.rows) {
-            d.val_x.insert(d.val_x.end(), vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
+            d.val_x.append(vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
             d.val_y.insert(d.val_y.end(), vy.begin() + r * d.y_width, vy.begin() + (r + 1) * d.y_width);
         }
         for (int64_t b : pass.batch_sizes)
             for (int64_t done = 0; done < b; done += max_rows) d.val_batches.push_back(std::min(max_rows, b - done));
     } else if (plan.val_x) {
-        d.val_x.assign(plan.val_x->values().begin(), plan.val_x->values().end());
+        d.val_x.view(plan.val_x);
         d.val_y = pack_labels<T>(*plan.val_y, plan.y_width, d.y_width);
-        const int64_t n = plan.val_x->rows(), batch = std::min(plan.validation_batch_size, max_rows);
+        const int64_t n = plan.val_x.rows, batch = std::min(plan.validation_batch_size, max_rows);
         for (int64_t done = 0; done < n; done += batch) d.val_batches.push_back(std::min(batch, n - done));
     }
     return d;
@@ -76,7 +104,7 @@ inline int64_t max_validation_batch(const FitPlan& plan) {
         for (int64_t b : pass.batch_sizes) m = std::max(m, b);
         return m;
     }
-    return plan.val_x ? std::min(plan.validation_batch_size, plan.val_x->rows()) : 1;
+    return plan.val_x ? std::min(plan.validation_batch_size, plan.val_x.rows) : 1;
 }
 
 }  // namespace onefit

@@ -55,38 +55,44 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
         throw Error("fit: give validation_data or validation_split, not both");
 
     // validation_split takes the last rows, before any shuffling (Keras: floor(n * (1 - split))).
-    Tensor x_train = x, y_train = y, x_val, y_val;
+    // Features are read where they are (views of x); labels are small and copied.
+    FeatureView x_train(x), x_val;
+    const Tensor* y_train = &y;
+    const Tensor* y_val = nullptr;
+    Tensor y_head, y_tail;
     if (options.validation_split > 0) {
         const int64_t split = static_cast<int64_t>(std::floor(static_cast<double>(x.rows()) * (1.0 - options.validation_split)));
         if (split < 1 || split >= x.rows())
             throw Error("fit: validation_split " + std::to_string(options.validation_split) + " of " +
                         std::to_string(x.rows()) + " rows leaves no training or no validation rows");
-        x_train = x.slice_rows(0, split), y_train = y.slice_rows(0, split);
-        x_val = x.slice_rows(split, x.rows()), y_val = y.slice_rows(split, y.rows());
-    } else if (options.validation_data) {
-        x_val = options.validation_data->first, y_val = options.validation_data->second;
+        x_train = FeatureView(x, 0, split), x_val = FeatureView(x, split, x.rows() - split);
+        y_head = y.slice_rows(0, split), y_tail = y.slice_rows(split, y.rows());
+        y_train = &y_head, y_val = &y_tail;
+    } else if (options.validation_data && !options.validation_data->first.empty()) {
+        const auto& [vx, vy] = *options.validation_data;
+        train::check_features(prog, vx, "validation x");
+        x_val = FeatureView(vx), y_val = &vy;
     }
-    warnings_ = train::check_labels(prog, y_train, x_train.rows(), "y");
-    if (!x_val.empty()) {
-        train::check_features(prog, x_val, "validation x");
-        for (auto& w : train::check_labels(prog, y_val, x_val.rows(), "validation y"))
+    warnings_ = train::check_labels(prog, *y_train, x_train.rows, "y");
+    if (y_val) {
+        for (auto& w : train::check_labels(prog, *y_val, x_val.rows, "validation y"))
             if (warnings_.empty()) warnings_.push_back(w);
-        if (label_width(y_val) != label_width(y_train))
-            throw Error("fit: validation labels have width " + std::to_string(label_width(y_val)) +
-                        " but training labels " + std::to_string(label_width(y_train)));
-        for (auto& w : train::check_class_coverage(prog, y_train, y_val)) warnings_.push_back(w);
+        if (label_width(*y_val) != label_width(*y_train))
+            throw Error("fit: validation labels have width " + std::to_string(label_width(*y_val)) +
+                        " but training labels " + std::to_string(label_width(*y_train)));
+        for (auto& w : train::check_class_coverage(prog, *y_train, *y_val)) warnings_.push_back(w);
     }
 
     FitPlan plan;
-    plan.x = &x_train;
-    plan.y = &y_train;
-    plan.batch_size = std::min(options.batch_size, x_train.rows());
+    plan.x = x_train;
+    plan.y = y_train;
+    plan.batch_size = std::min(options.batch_size, x_train.rows);
     plan.shuffle = options.shuffle;
-    if (!x_val.empty()) {
-        plan.val_x = &x_val;
-        plan.val_y = &y_val;
+    if (y_val) {
+        plan.val_x = x_val;
+        plan.val_y = y_val;
     }
-    plan.y_width = label_width(y_train);
+    plan.y_width = label_width(*y_train);
     // Run through the shared driver below.
     FitOptions rest = options;
     rest.validation_data.reset();
@@ -106,13 +112,12 @@ History Sequential::fit(const Dataset& train, const FitOptions& options) {
     FitPlan plan;
     plan.dataset = train;
     plan.y_width = label_width(train.y());
-    std::optional<Tensor> x_val, y_val;
     if (options.validation_data) {
-        x_val = options.validation_data->first, y_val = options.validation_data->second;
-        train::check_features(prog, *x_val, "validation x");
-        train::check_labels(prog, *y_val, x_val->rows(), "validation y");
-        plan.val_x = &*x_val;
-        plan.val_y = &*y_val;
+        const auto& [vx, vy] = *options.validation_data;
+        train::check_features(prog, vx, "validation x");
+        train::check_labels(prog, vy, vx.rows(), "validation y");
+        plan.val_x = FeatureView(vx);
+        plan.val_y = &vy;
     } else if (options.validation_dataset) {
         train::check_features(prog, options.validation_dataset->x(), "validation dataset x");
         train::check_labels(prog, options.validation_dataset->y(), options.validation_dataset->x().rows(),

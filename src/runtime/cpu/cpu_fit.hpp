@@ -32,9 +32,9 @@ class CpuFit final : public DeviceProgram {
 public:
     CpuFit(TrainingProgram& program, const FitPlan& plan, const std::vector<nn::Metric>& metrics)
         : program_(program), plan_(plan),
-          schedule_(plan_, plan.dataset ? plan.dataset->x().rows() : plan.x->rows()),
+          schedule_(plan_, plan.dataset ? plan.dataset->x().rows() : plan.x.rows),
           max_rows_(std::max(schedule_.max_batch_rows(), max_validation_batch(plan))),
-          data_(pack_fit_data<T>(program, plan, max_rows_)),
+          data_(pack_fit_data<T>(program, plan_, max_rows_)),
           executor_(program, max_rows_, metrics, data_.y_width, plan.seed ^ 0x44524f50ull) {
         batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width));
         batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));

@@ -96,7 +96,7 @@ public:
         : program_(program), plan_(plan) {
         std::string why;
         if (!available(&why)) throw Error("device 'cuda' is not available: " + why + "; use --device cpu");
-        const int64_t rows = plan.dataset ? plan.dataset->x().rows() : plan.x->rows();
+        const int64_t rows = plan.dataset ? plan.dataset->x().rows() : plan.x.rows;
         BatchSchedule schedule(plan_, rows);
         const int64_t max_rows = std::max(schedule.max_batch_rows(), max_validation_batch(plan));
         const PackedData<float> data = pack_fit_data<float>(program, plan, max_rows);
@@ -122,8 +122,8 @@ public:
         const int64_t step = program.optimizer_step;
 
         Arena& a = arena_;
-        const size_t x = a.add(data.x), y = a.add(data.y), o = a.add(order), bs = a.add(batch_start),
-                     br = a.add(batch_rows), ef = a.add(epoch_first), vx = a.add(data.val_x), vy = a.add(data.val_y),
+        const size_t x = a.add(data.x.data(), data.x.size()), y = a.add(data.y), o = a.add(order), bs = a.add(batch_start),
+                     br = a.add(batch_rows), ef = a.add(epoch_first), vx = a.add(data.val_x.data(), data.val_x.size()), vy = a.add(data.val_y),
                      vb = a.add(val_batches), p = a.add(program.params), sl = a.add(program.optimizer_slots),
                      sc = a.add(&step, 1), lg = a.add(logs_);
         a.upload();
