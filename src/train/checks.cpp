@@ -1,6 +1,8 @@
 #include "train/checks.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "onefit/error.hpp"
@@ -21,6 +23,22 @@ std::string class_counts(const std::map<int64_t, int64_t>& counts) {
     return "{" + s + "}";
 }
 
+// The index of the first NaN or infinity in v[0, n), or n. Every fit scans all of x (MNIST: 47 M
+// floats); a loop that stops at the first bad value cannot vectorise, so each chunk is checked
+// whole and searched only if it failed.
+int64_t first_non_finite(const float* v, int64_t n) {
+    constexpr int64_t kChunk = 4096;
+    for (int64_t start = 0; start < n; start += kChunk) {
+        const int64_t end = std::min(n, start + kChunk);
+        int bad = 0;
+        for (int64_t i = start; i < end; ++i) bad |= !(std::fabs(v[i]) <= std::numeric_limits<float>::max());
+        if (bad)
+            for (int64_t i = start; i < end; ++i)
+                if (!std::isfinite(v[i])) return i;
+    }
+    return n;
+}
+
 }  // namespace
 
 void check_features(const TrainingProgram& program, const Tensor& x, const std::string& what) {
@@ -28,10 +46,10 @@ void check_features(const TrainingProgram& program, const Tensor& x, const std::
         throw Error(what + " has shape " + shape_to_string(x.shape()) + " but the model expects (None, " +
                     std::to_string(program.input_width) + ")");
     if (x.rows() == 0) throw Error(what + " has no rows");
-    for (int64_t i = 0; i < x.size(); ++i)
-        if (!std::isfinite(x[i]))
-            throw Error(what + " holds a non-finite value at row " + std::to_string(i / x.row_width()) +
-                        ", column " + std::to_string(i % x.row_width()));
+    const int64_t i = first_non_finite(x.data(), x.size());
+    if (i < x.size())
+        throw Error(what + " holds a non-finite value at row " + std::to_string(i / x.row_width()) + ", column " +
+                    std::to_string(i % x.row_width()));
 }
 
 std::vector<std::string> check_labels(const TrainingProgram& program, const Tensor& y, int64_t rows,

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -56,6 +57,34 @@ FitOptions options(int64_t batch_size, int64_t epochs, bool shuffle = true) {
 ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
     if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "\"" << text << "\" does not contain \"" << part << "\"";
+}
+
+TEST(FitInput, ANonFiniteFeatureIsNamedByRowAndColumn) {
+    // Far past the first few thousand values too: the scan checks x in chunks.
+    Tensor x({3000, 4}), y({3000});
+    for (int64_t k = 0; k < x.size(); ++k) x[k] = 0.25f;
+    for (int64_t i = 0; i < y.rows(); ++i) y[i] = static_cast<float>(i % 3);
+    Sequential model({4}, 0);
+    model.add(Dense(3, "softmax"));
+    model.compile(Adam(), loss_from_name("sparse_categorical_crossentropy"));
+    FitOptions o;
+    o.verbose = 0;
+    const auto message = [&] {
+        try {
+            model.fit(x, y, o);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(), "no error");
+    x.at(2500, 3) = std::numeric_limits<float>::infinity();
+    x.at(2999, 0) = std::nanf("");
+    EXPECT_NE(message().find("x holds a non-finite value at row 2500, column 3"), std::string::npos) << message();
+    x.at(2500, 3) = 0.5f;
+    EXPECT_NE(message().find("row 2999, column 0"), std::string::npos) << message();
+    x.at(0, 1) = -std::numeric_limits<float>::infinity();
+    EXPECT_NE(message().find("row 0, column 1"), std::string::npos) << message();
 }
 
 TEST(FitHistory, HasLossMetricsAndValidationKeysWithOneValuePerEpoch) {
