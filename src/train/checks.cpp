@@ -23,8 +23,8 @@ std::string class_counts(const std::map<int64_t, int64_t>& counts) {
     return "{" + s + "}";
 }
 
-// The index of the first NaN or infinity in v[0, n), or n. Every fit scans all of x (MNIST: 47 M
-// floats); a loop that stops at the first bad value cannot vectorise, so each chunk is checked
+// The index of the first NaN or infinity in v[0, n), or n. Every fit scans all of x and y (MNIST:
+// 47 M floats); a loop that stops at the first bad value cannot vectorise, so each chunk is checked
 // whole and searched only if it failed.
 int64_t first_non_finite(const float* v, int64_t n) {
     constexpr int64_t kChunk = 4096;
@@ -57,8 +57,8 @@ std::vector<std::string> check_labels(const TrainingProgram& program, const Tens
     std::vector<std::string> warnings;
     if (y.rows() != rows)
         throw Error(what + " has " + std::to_string(y.rows()) + " rows but the features have " + std::to_string(rows));
-    for (int64_t i = 0; i < y.size(); ++i)
-        if (!std::isfinite(y[i])) throw Error(what + " holds a non-finite value at row " + std::to_string(i / std::max<int64_t>(1, y.row_width())));
+    if (const int64_t i = first_non_finite(y.data(), y.size()); i < y.size())
+        throw Error(what + " holds a non-finite value at row " + std::to_string(i / std::max<int64_t>(1, y.row_width())));
     const int64_t width = label_width(y), k = program.output_width;
     const LossKind loss = program.loss.kind;
     const std::string loss_str = loss_name(loss);

@@ -257,30 +257,34 @@ TEST(Gradients, BothWeightLayoutsInTheBlasKernels) {
 
 // Steps of at least 32 rows run a model's small trailing layers as two halves of the batch
 // (CpuExecutor's tail): the halves' gradients are added, the loss scaled by the whole batch.
+// Checks that the tail starts at op `tail` (so the split path is the one checked), then the gradients.
+void expect_gradients_through_tail(const Problem& p, size_t tail, int64_t y_width) {
+    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_EQ(cpu::CpuExecutor<double>(program, p.rows, {}, y_width, 0).tail_begin(), tail);
+    expect_gradients_match(p);
+}
+
 TEST(Gradients, ATailOfSmallLayersSplitIntoHalves) {
     // Every product is small, so the whole model is the tail; 40 rows split 32 + 8, and the
     // dropout mask must be the whole batch's.
-    const Problem p{.in = 32,
-                    .layers = {Dense(64, "tanh"), Dropout(0.25f), Dense(64, "sigmoid"), Dense(5, "softmax")},
-                    .loss = make_loss(LossKind::categorical_crossentropy),
-                    .labels = Labels::one_hot,
-                    .rows = 40};
-    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
-    ASSERT_EQ(cpu::CpuExecutor<double>(program, p.rows, {}, 5, 0).tail_begin(), 0u);
-    expect_gradients_match(p);
+    expect_gradients_through_tail(
+        {.in = 32,
+         .layers = {Dense(64, "tanh"), Dropout(0.25f), Dense(64, "sigmoid"), Dense(5, "softmax")},
+         .loss = make_loss(LossKind::categorical_crossentropy),
+         .labels = Labels::one_hot,
+         .rows = 40},
+        0, 5);
 }
 
 TEST(Gradients, ASmallHeadAfterALargeLayerSplitIntoHalves) {
     // The first layer's products use the pool (2 x 250 x 64 x 72 flops), the head's do not: the
     // tail is the head, and it also takes the first layer's relu and its gradient (128 + 122 rows).
-    const Problem p{.in = 64,
-                    .layers = {Dense(72, "relu"), Dense(10, "softmax")},
-                    .loss = make_loss(LossKind::sparse_categorical_crossentropy),
-                    .labels = Labels::class_index,
-                    .rows = 250};
-    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, 0);
-    ASSERT_EQ(cpu::CpuExecutor<double>(program, p.rows, {}, 1, 0).tail_begin(), 1u);
-    expect_gradients_match(p);
+    expect_gradients_through_tail({.in = 64,
+                                   .layers = {Dense(72, "relu"), Dense(10, "softmax")},
+                                   .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                                   .labels = Labels::class_index,
+                                   .rows = 250},
+                                  1, 1);
 }
 
 TEST(Gradients, BlasLayerWithoutBias) {

@@ -79,9 +79,10 @@ public:
     double loss_and_gradients(const T* x, const T* y, int64_t rows) {
         const size_t n = ops_.size(), tail = rows >= kSplitMinRows ? tail_ : n;
         for (size_t i = 0; i < tail; ++i) forward_op(i, x, 0, rows, true, /*defer_activation=*/i + 1 == tail && tail < n);
-        const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss(y, 0, rows, rows);
+        const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss<true>(y, 0, rows, T(1) / T(rows));
         for (size_t i = tail; i-- > 0;) {
-            if (i + 1 < tail || tail == n) activation_backward_op(i, 0, rows);  // else the tail did it
+            const bool tail_did_activation = tail < n && i + 1 == tail;
+            if (!tail_did_activation) activation_backward_op(i, 0, rows);
             params_backward_op(i, x, 0, rows, grads_.data(), 0);
         }
         return loss;
@@ -113,10 +114,7 @@ public:
 
     void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums) {
         forward(x, rows, false);
-        const size_t last = ops_.size() - 1;
-        const T* loss_in = program_.loss_takes_logits ? z_[last].data() : output();
-        sums.loss += nn::loss_forward_backward<false>(program_.loss, program_.loss_takes_logits, loss_in, y, rows,
-                                                      program_.output_width, y_width_, static_cast<T*>(nullptr), T(1));
+        sums.loss += output_loss<false>(y, 0, rows, T(1));
         add_metrics(y, rows, sums);
     }
 
@@ -126,10 +124,14 @@ private:
 
     // Op i's forward for rows [r0, r0 + rows). With defer_activation, only the product: the
     // activation comes later from activation_forward_op.
+    int64_t in_width(size_t i) const { return i == 0 ? program_.input_width : ops_[i - 1].out_width; }
+    // Row r0 of op i's input: the batch x for the first op, else the previous op's output.
+    const T* op_input(size_t i, const T* x, int64_t r0) const { return (i == 0 ? x : out(i - 1)) + r0 * in_width(i); }
+
     void forward_op(size_t i, const T* x, int64_t r0, int64_t rows, bool training, bool defer_activation = false) {
         const ProgramOp& op = ops_[i];
-        const int64_t in_width = i == 0 ? program_.input_width : ops_[i - 1].out_width, width = op.out_width;
-        const T* in = (i == 0 ? x : out(i - 1)) + r0 * in_width;
+        const int64_t width = op.out_width;
+        const T* in = op_input(i, x, r0);
         if (op.kind == Layer::Kind::Dense) {
             const DenseOp& d = op.dense;
             T* relu_out = d.activation == Activation::relu && !defer_activation ? out(i) + r0 * width : nullptr;
@@ -162,15 +164,16 @@ private:
         nn::activation_forward(op.dense.activation, z_[i].data() + r0 * width, out(i) + r0 * width, rows, width);
     }
 
-    // The loss over rows [r0, r0 + rows) of a batch of batch_rows, and its gradient into the last
-    // op's da ("sum over batch size": scaled by 1 / batch_rows).
-    double output_loss(const T* y, int64_t r0, int64_t rows, int64_t batch_rows) {
+    // The loss summed over rows [r0, r0 + rows); with kGrad, its gradient times scale into the
+    // last op's da (scale 1 / batch rows: Keras's "sum over batch size").
+    template <bool kGrad>
+    double output_loss(const T* y, int64_t r0, int64_t rows, T scale) {
         const size_t last = ops_.size() - 1;
         const int64_t width = program_.output_width;
         const T* loss_in = (program_.loss_takes_logits ? z_[last].data() : output()) + r0 * width;
-        return nn::loss_forward_backward<true>(program_.loss, program_.loss_takes_logits, loss_in, y + r0 * y_width_,
-                                               rows, width, y_width_, da_[last].data() + r0 * width,
-                                               T(1) / T(batch_rows));
+        T* grad = kGrad ? da_[last].data() + r0 * width : nullptr;
+        return nn::loss_forward_backward<kGrad>(program_.loss, program_.loss_takes_logits, loss_in, y + r0 * y_width_,
+                                                rows, width, y_width_, grad, scale);
     }
 
     // dL/d(output) -> dL/dz in place in da, for rows [r0, r0 + rows). The output op's softmax or
@@ -187,9 +190,9 @@ private:
     // for the parameters' indices, and dL/d(its input) for those rows (none for the first op).
     void params_backward_op(size_t i, const T* x, int64_t r0, int64_t rows, T* g, int64_t g_first) {
         const ProgramOp& op = ops_[i];
-        const int64_t in_width = i == 0 ? program_.input_width : ops_[i - 1].out_width, width = op.out_width;
-        const T* in = (i == 0 ? x : out(i - 1)) + r0 * in_width;
-        T* din = i == 0 ? nullptr : da_[i - 1].data() + r0 * in_width;
+        const int64_t width = op.out_width;
+        const T* in = op_input(i, x, r0);
+        T* din = i == 0 ? nullptr : da_[i - 1].data() + r0 * in_width(i);
         const T* dout = da_[i].data() + r0 * width;
         if (op.kind == Layer::Kind::Dense) {
             const DenseOp& d = op.dense;
@@ -240,7 +243,7 @@ private:
             const int64_t r0 = h == 0 ? 0 : half, count = h == 0 ? half : rows - half;
             if (tail_ > 0) activation_forward_op(tail_ - 1, r0, count);
             for (size_t i = tail_; i < n; ++i) forward_op(i, x, r0, count, true);
-            loss[h] = output_loss(y, r0, count, rows);
+            loss[h] = output_loss<true>(y, r0, count, T(1) / T(rows));
             for (size_t i = n; i-- > tail_;) {
                 activation_backward_op(i, r0, count);
                 params_backward_op(i, x, r0, count, partial_grads_[h].data(), tail_params_);
