@@ -162,6 +162,8 @@ std::vector<Tensor> program_weights(const TrainingProgram& program) {
 }
 
 void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights) {
+    // Written into a copy, so a shape error leaves the program's weights as they were.
+    std::vector<float> params = program.params;
     size_t next = 0;
     for (const ProgramOp& op : program.ops) {
         if (op.kind != Layer::Kind::Dense) continue;
@@ -176,7 +178,7 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
             return t;
         };
         const Tensor& kernel = take({d.in, d.out}, "kernel");
-        float* p = program.params.data();
+        float* p = params.data();
         for (int64_t k = 0; k < d.in; ++k)
             for (int64_t j = 0; j < d.out; ++j) p[kernel_index(d, ParamOrder::program, k, j)] = kernel.at(k, j);
         if (d.use_bias) {
@@ -187,6 +189,8 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
     if (next != weights.size())
         throw Error("set_weights: got " + std::to_string(weights.size()) + " arrays, the model has " +
                     std::to_string(next));
+    program.params = std::move(params);
+    ++program.weights_version;
 }
 
 }  // namespace onefit

@@ -52,6 +52,8 @@ public:
     std::vector<float> params;
     std::vector<float> optimizer_slots;
     int64_t optimizer_step = 0;
+    // Counts set_program_weights calls, so a running fit sees weights a callback set.
+    int64_t weights_version = 0;
 
     int64_t param_count() const { return static_cast<int64_t>(params.size()); }
     // Multiply-adds of one forward pass for one sample (the work of a step is about 3x this).

@@ -190,11 +190,21 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
         }
     };
     if (verbose == 0 && options.callbacks.empty()) {
-        call([&] { program.run_epochs(options.initial_epoch, options.epochs); });  // nothing looks: one call
-        for (int64_t e = options.initial_epoch; e < options.epochs && !stop_training; ++e) record(e);
+        // Nothing looks: one call. The program itself stops after an epoch whose loss is not
+        // finite, so the weights it leaves are those of the last epoch recorded.
+        int64_t end = options.epochs;
+        call([&] { end = program.run_epochs(options.initial_epoch, options.epochs); });
+        for (int64_t e = options.initial_epoch; e < end && !stop_training; ++e) record(e);
     } else {
+        // A callback's set_weights (on_train_begin, on_epoch_begin, or the last epoch's end)
+        // reaches the device's copy before the next epoch runs, as in Keras.
+        int64_t weights_seen = prog.weights_version;
         for (int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
+            if (prog.weights_version != weights_seen) {
+                program.load_state();
+                weights_seen = prog.weights_version;
+            }
             call([&] { program.begin_epoch(epoch); });
             const int64_t steps = program.steps_in_epoch();
             progress.epoch_begin(epoch, steps);

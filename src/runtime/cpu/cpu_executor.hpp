@@ -64,6 +64,11 @@ public:
         for (size_t i = 0; i < slots_.size(); ++i) program.optimizer_slots[i] = static_cast<float>(slots_[i]);
         program.optimizer_step = step_;
     }
+    void load_state(const TrainingProgram& program) {
+        std::copy(program.params.begin(), program.params.end(), params_.begin());
+        std::copy(program.optimizer_slots.begin(), program.optimizer_slots.end(), slots_.begin());
+        step_ = program.optimizer_step;
+    }
 
     // The model's output (probabilities after softmax) for the last forward pass.
     const T* output() const { return out(ops_.size() - 1); }

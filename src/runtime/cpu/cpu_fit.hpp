@@ -41,13 +41,15 @@ public:
         logs_.resize(static_cast<size_t>(plan.epochs));
     }
 
-    void run_epochs(int64_t first, int64_t last) override {
+    int64_t run_epochs(int64_t first, int64_t last) override {
         DenormalsAreZero denormals;
         for (int64_t epoch = first; epoch < last; ++epoch) {
             begin_epoch(epoch);
             train_steps(steps_in_epoch());
             end_epoch();
+            if (!finite_loss(logs_[static_cast<size_t>(epoch)])) return epoch + 1;
         }
+        return last;
     }
 
     void begin_epoch(int64_t epoch) override {
@@ -91,6 +93,7 @@ public:
     const std::vector<EpochLog>& logs() override { return logs_; }
     bool has_validation() const override { return !data_.val_batches.empty(); }
     void store_state() override { executor_.store_state(program_); }
+    void load_state() override { executor_.load_state(program_); }
     CpuExecutor<T>& executor() { return executor_; }
 
 private:

@@ -146,9 +146,10 @@ public:
                                                 program.optimizer_step, g_launches);
     }
 
-    void run_epochs(int64_t first, int64_t last) override {
+    int64_t run_epochs(int64_t first, int64_t last) override {
         launch({epoch_first_step_[size_t(first)], epoch_first_step_[size_t(last)], 1, -1});
         read_logs(first, last);
+        return last;
     }
     void begin_epoch(int64_t epoch) override {
         epoch_ = epoch;
@@ -174,6 +175,13 @@ public:
         ONEFIT_CUDA_CHECK(cudaMemcpy(program_.optimizer_slots.data(), data_.slots,
                                      program_.optimizer_slots.size() * sizeof(float), cudaMemcpyDeviceToHost));
         ONEFIT_CUDA_CHECK(cudaMemcpy(&program_.optimizer_step, data_.step_count, sizeof(int64_t), cudaMemcpyDeviceToHost));
+    }
+    void load_state() override {
+        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.params, program_.params.data(), program_.params.size() * sizeof(float),
+                                     cudaMemcpyHostToDevice));
+        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.slots, program_.optimizer_slots.data(),
+                                     program_.optimizer_slots.size() * sizeof(float), cudaMemcpyHostToDevice));
+        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.step_count, &program_.optimizer_step, sizeof(int64_t), cudaMemcpyHostToDevice));
     }
 
 private:
