@@ -174,6 +174,9 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     train::ProgressPrinter progress(out, verbose, is_terminal(out), options.epochs);
     History history;
     stop_training = false;
+    // A callback's set_weights (on_train_begin, on_epoch_begin, or the last epoch's end)
+    // reaches the device's copy before the next epoch runs, as in Keras.
+    int64_t weights_seen = prog.weights_version;
     for (Callback* cb : options.callbacks) cb->model = this;
     for (Callback* cb : options.callbacks) cb->on_train_begin();
 
@@ -196,9 +199,6 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
         call([&] { end = program.run_epochs(options.initial_epoch, options.epochs); });
         for (int64_t e = options.initial_epoch; e < end && !stop_training; ++e) record(e);
     } else {
-        // A callback's set_weights (on_train_begin, on_epoch_begin, or the last epoch's end)
-        // reaches the device's copy before the next epoch runs, as in Keras.
-        int64_t weights_seen = prog.weights_version;
         for (int64_t epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
             for (Callback* cb : options.callbacks) cb->on_epoch_begin(epoch);
             if (prog.weights_version != weights_seen) {
