@@ -3,10 +3,13 @@
 // `onefit fit --profile`; docs/explain.md describes the output and the cost model.
 //
 // Cost model (one formula for every device, numbers per device):
-//   time = fixed + dispatches * per_step_overhead + layer_calls * per_call_overhead
+//   time = fixed + program_calls * launch + dispatches * per_step_overhead + layer_calls * per_call_overhead
 //          + small-layer flops / flops_per_second + BLAS-layer flops / blas_flops_per_second
 //          + bytes / bytes_per_second
-// where fixed = start-up + data_bytes / transfer_bytes_per_second.
+// where fixed = start-up + data_bytes / transfer_bytes_per_second. A GPU runs a fit whose state
+// fits one block's shared memory as one persistent kernel (src/runtime/cuda): it pays a launch
+// per program call, a block-wide step cost per dispatch instead of per-launch costs, and
+// computes at one block's rate; larger fits run as CUDA graphs, paying per kernel node.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,6 +35,7 @@ namespace onefit {
 //           forward, read and their gradients written backward.
 struct StepWork {
     int64_t batch_size = 0, params = 0, forward_macs_per_sample = 0, dense_layers = 0;
+    int64_t input_width = 0, activation_width = 0, optimizer_slots = 0;  // floats per parameter
     double blas_fraction = 0;  // of the MACs, those in layers large enough for the BLAS library
     double forward_flops = 0, backward_flops = 0, optimizer_flops = 0, flops = 0;
     double bytes = 0;
@@ -52,6 +56,13 @@ struct FitWork {
     double blas_flops = 0;        // the part of flops in BLAS-sized layers (a different rate on the CPU)
     int64_t dispatches = 0;       // steps + validation batches: what pays the per-step overhead
     int64_t layer_calls = 0;      // kernel launches: 3 per dense layer per step, 1 per validation batch
+    // Host -> program calls: 1 when nothing looks between epochs, one per epoch with epoch lines
+    // or callbacks (set by the caller, which knows; fit_work assumes 1).
+    int64_t program_calls = 1;
+    // Bytes one GPU block would hold to run the whole fit as one persistent kernel: parameters,
+    // gradients, optimizer slots and one batch's activations and their gradients (an estimate
+    // of src/runtime/cuda's layout).
+    double persistent_state_bytes = 0;
 };
 // steps_per_epoch -1: one pass over train_rows; validation_batch_size -1: as fit picks it.
 FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_rows, int64_t input_width,
@@ -73,6 +84,12 @@ struct DeviceProfile {
     double flops_per_second = 1e10;         // achievable fp32, small layers (onefit's own kernels)
     double blas_flops_per_second = 1e10;    // achievable fp32, BLAS-sized layers
     double bytes_per_second = 1e10;         // achievable memory bandwidth
+    double launch_seconds = 0;              // per program call (GPU: a kernel or graph launch, sync, log read)
+    // The persistent-kernel path (GPUs): a fit whose state fits block_memory_bytes runs in one
+    // block at block_flops_per_second, paying block_step_seconds (its barriers) per dispatch.
+    double block_memory_bytes = 0;          // 0: no such path (the CPU)
+    double block_flops_per_second = 1e9;
+    double block_step_seconds = 0;
 };
 
 struct Projection {
@@ -80,6 +97,7 @@ struct Projection {
     Device device = Device::cpu;
     bool present = false, estimate = true;
     double fixed_seconds = 0, overhead_seconds = 0, compute_seconds = 0, total_seconds = 0;
+    std::string path;  // how the device would run it: "step loop", "one persistent kernel", "CUDA graphs"
 };
 
 Projection project(const DeviceProfile& profile, const FitWork& work);
@@ -129,10 +147,15 @@ std::vector<Lint> lint_fit(const LintInput& input);
 
 // ---- The report ----
 
+// How a phase's time was obtained: a clock around it; the cost model alone; or a measured
+// interval minus an estimated part of it (e.g. compute = program time - estimated dispatch).
+enum class PhaseBasis { measured, estimated, measured_minus_estimate };
+const char* phase_basis_name(PhaseBasis basis);  // "measured", "estimated", "measured minus estimate"
+
 struct Phase {
     std::string name;
     double seconds = 0;
-    bool measured = true;  // false: estimated from the calibration
+    PhaseBasis basis = PhaseBasis::measured;
     std::string note;
 };
 

@@ -12,8 +12,11 @@ using explain_format::si;
 const auto format_seconds = explain_format::seconds;
 
 // H200/H100 SXM figures. Achievable rates are taken as half the datasheet peak: onefit's
-// layers are small products that do not fill the GPU (an assumption, not a measurement).
+// layers are small products that do not fill the GPU (an assumption, not a measurement). The
+// persistent kernel runs on one of the 132 SMs, at a quarter of its peak (tiny products between
+// block-wide barriers; again an assumption until bench/gpu_check.sh measures it).
 DeviceProfile gpu(const std::string& name, double fp32_tflops, double hbm_tb_s, const std::string& source) {
+    constexpr double kMultiprocessors = 132;
     DeviceProfile p;
     p.name = name;
     p.device = Device::cuda;
@@ -21,11 +24,15 @@ DeviceProfile gpu(const std::string& name, double fp32_tflops, double hbm_tb_s, 
     p.source = source;
     p.startup_seconds = 0.2;              // CUDA context creation + module load: ~100-300 ms
     p.transfer_bytes_per_second = 50e9;   // PCIe 5.0 x16: 64 GB/s peak, ~50 achievable
-    p.step_overhead_seconds = 5e-6;       // a kernel launch / graph node: ~5 us
-    p.call_overhead_seconds = 2e-6;       // each further kernel in a step
+    p.launch_seconds = 15e-6;             // a launch, the sync and the logs' read-back per program call
+    p.step_overhead_seconds = 0;          // steps are graph nodes: no per-step launch of their own
+    p.call_overhead_seconds = 2e-6;       // each kernel node of a replayed graph
     p.flops_per_second = 0.5 * fp32_tflops * 1e12;
     p.blas_flops_per_second = p.flops_per_second;
     p.bytes_per_second = 0.5 * hbm_tb_s * 1e12;
+    p.block_memory_bytes = 227 * 1024;    // shared memory per block (opt-in maximum on sm_90)
+    p.block_flops_per_second = 0.25 * fp32_tflops * 1e12 / kMultiprocessors;
+    p.block_step_seconds = 2e-6;          // ~10 block-wide barriers per step, ~0.2 us each
     return p;
 }
 
@@ -34,9 +41,11 @@ DeviceProfile gpu(const std::string& name, double fp32_tflops, double hbm_tb_s, 
 std::vector<DeviceProfile> datasheet_gpu_profiles() {
     std::vector<DeviceProfile> gpus = {
         gpu("NVIDIA H200", 67, 4.8,
-            "datasheet: NVIDIA H200 SXM (67 TFLOPS fp32, 4.8 TB/s HBM3e), PCIe 5.0 x16, launch ~5 us, context ~200 ms"),
+            "datasheet: NVIDIA H200 SXM (67 TFLOPS fp32, 4.8 TB/s HBM3e), PCIe 5.0 x16, context ~200 ms; launch, node and "
+            "barrier costs assumed"),
         gpu("NVIDIA H100", 67, 3.35,
-            "datasheet: NVIDIA H100 SXM (67 TFLOPS fp32, 3.35 TB/s HBM3), PCIe 5.0 x16, launch ~5 us, context ~200 ms"),
+            "datasheet: NVIDIA H100 SXM (67 TFLOPS fp32, 3.35 TB/s HBM3), PCIe 5.0 x16, context ~200 ms; launch, node and "
+            "barrier costs assumed"),
     };
     std::string why;
     if (cuda_available(&why)) {
@@ -61,10 +70,20 @@ Projection project(const DeviceProfile& p, const FitWork& w) {
     r.present = p.present;
     r.estimate = p.estimate;
     r.fixed_seconds = p.startup_seconds + w.data_bytes / p.transfer_bytes_per_second;
-    r.overhead_seconds = static_cast<double>(w.dispatches) * p.step_overhead_seconds +
-                         static_cast<double>(w.layer_calls) * p.call_overhead_seconds;
-    r.compute_seconds = (w.flops - w.blas_flops) / p.flops_per_second + w.blas_flops / p.blas_flops_per_second +
-                        w.bytes / p.bytes_per_second;
+    const double calls = static_cast<double>(w.program_calls) * p.launch_seconds;
+    if (p.block_memory_bytes > 0 && w.persistent_state_bytes <= p.block_memory_bytes) {
+        // One block holds everything: no launch per step or per layer, only its barriers, and
+        // the arithmetic of one multiprocessor (its state never leaves shared memory).
+        r.path = "one persistent kernel";
+        r.overhead_seconds = calls + static_cast<double>(w.dispatches) * p.block_step_seconds;
+        r.compute_seconds = w.flops / p.block_flops_per_second;
+    } else {
+        r.path = p.device == Device::cpu ? "step loop" : "CUDA graphs";
+        r.overhead_seconds = calls + static_cast<double>(w.dispatches) * p.step_overhead_seconds +
+                             static_cast<double>(w.layer_calls) * p.call_overhead_seconds;
+        r.compute_seconds = (w.flops - w.blas_flops) / p.flops_per_second + w.blas_flops / p.blas_flops_per_second +
+                            w.bytes / p.bytes_per_second;
+    }
     r.total_seconds = r.fixed_seconds + r.overhead_seconds + r.compute_seconds;
     return r;
 }

@@ -23,13 +23,26 @@ double total(const std::vector<Phase>& phases) {
     return t;
 }
 
-// Training dispatch overhead of the measured fit (validation batches are in its own phase).
+// Training dispatch overhead of the measured fit, by the same model as the projections
+// (validation batches are in their own phase).
 double train_overhead(const FitWork& w, const DeviceProfile& p) {
-    return static_cast<double>(w.steps) * p.step_overhead_seconds +
-           static_cast<double>(3 * w.step.dense_layers * w.steps) * p.call_overhead_seconds;
+    FitWork training = w;
+    training.validation_batches = 0;
+    training.dispatches = w.steps;
+    training.layer_calls = 3 * w.step.dense_layers * w.steps;
+    return project(p, training).overhead_seconds;
 }
 
 }  // namespace
+
+const char* phase_basis_name(PhaseBasis basis) {
+    switch (basis) {
+        case PhaseBasis::measured: return "measured";
+        case PhaseBasis::estimated: return "estimated";
+        case PhaseBasis::measured_minus_estimate: return "measured minus estimate";
+    }
+    return "measured";
+}
 
 std::vector<Phase> fit_phases(const FitProfile& fp, const CommandTimes& times, const FitWork& work,
                               const DeviceProfile& ran_on) {
@@ -37,22 +50,26 @@ std::vector<Phase> fit_phases(const FitProfile& fp, const CommandTimes& times, c
     const double transfer = std::min(fp.prepare_seconds, work.data_bytes / ran_on.transfer_bytes_per_second);
     const double train = std::max(0.0, fp.program_seconds - fp.validation_seconds);
     const double overhead = std::min(train, train_overhead(work, ran_on));
+    using enum PhaseBasis;
     std::vector<Phase> phases = {
-        {"data loading", times.load_seconds, true, "reading and splitting the data (command line)"},
-        {"compile", times.compile_seconds, true, "building the model and compile(): lowering, weight init"},
-        {"program build", fp.prepare_seconds - transfer, true, "fit's checks and program set-up (prepare minus transfer)"},
-        {"device start-up", times.device_start_seconds, true, cpu ? "none on the CPU" : "CUDA context"},
-        {"host->device transfer", transfer, false,
+        {"data loading", times.load_seconds, measured, "reading and splitting the data (command line)"},
+        {"compile", times.compile_seconds, measured, "building the model and compile(): lowering, weight init"},
+        {"program build", fp.prepare_seconds - transfer, measured_minus_estimate,
+         "fit's checks and program set-up: fit's measured preparation minus the estimated transfer"},
+        {"device start-up", times.device_start_seconds, measured, cpu ? "none on the CPU" : "CUDA context"},
+        {"host->device transfer", transfer, estimated,
          cpu ? "packing the arrays into the program's buffers (part of prepare)" : "uploading the packed arrays"},
-        {"dispatch overhead", overhead, false, std::to_string(work.steps) + " steps x calibrated per-step cost"},
-        {"compute", train - overhead, true, "training steps inside the program, minus dispatch"},
-        {"validation", fp.validation_seconds, true, std::to_string(work.validation_batches) + " forward batches"},
-        {"device->host reads", fp.read_back_seconds, true, "parameters and optimizer state back to the host"},
-        {"logging/callbacks", fp.host_seconds, true,
+        {"dispatch overhead", overhead, estimated,
+         std::to_string(work.steps) + " steps at the profile's per-step, per-call and per-launch costs"},
+        {"compute", train - overhead, measured_minus_estimate,
+         "training steps: the measured program time minus the estimated dispatch overhead"},
+        {"validation", fp.validation_seconds, measured, std::to_string(work.validation_batches) + " forward batches"},
+        {"device->host reads", fp.read_back_seconds, measured, "parameters and optimizer state back to the host"},
+        {"logging/callbacks", fp.host_seconds, measured,
          std::to_string(fp.program_calls) + " program call" + (fp.program_calls == 1 ? "" : "s")},
     };
     const double inside = fp.prepare_seconds + fp.program_seconds + fp.read_back_seconds + fp.host_seconds;
-    if (times.fit_seconds > inside) phases.push_back({"other", times.fit_seconds - inside, true, "rest of model.fit"});
+    if (times.fit_seconds > inside) phases.push_back({"other", times.fit_seconds - inside, measured, "rest of model.fit"});
     return phases;
 }
 
@@ -63,7 +80,7 @@ std::string format_phase_table(const std::vector<Phase>& phases) {
         char share[16];
         std::snprintf(share, sizeof share, "%5.1f%%", 100.0 * p.seconds / sum);
         out += "  " + pad(p.name, 24) + pad(seconds(p.seconds), 11) + pad(share, 8) +
-               (p.measured ? "measured" : "estimated") + ": " + p.note + "\n";
+               phase_basis_name(p.basis) + ": " + p.note + "\n";
     }
     out += "  " + pad("total", 24) + seconds(sum) + "\n";
     return out;
@@ -85,13 +102,13 @@ std::string explain_text(const ExplainReport& r) {
     out += "  achieved: " + si(achieved, "FLOP/s") + " in training vs a calibrated " +
            si(r.ran_on.flops_per_second, "FLOP/s") + " (small layers) / " +
            si(r.ran_on.blas_flops_per_second, "FLOP/s") + " (BLAS-sized layers)\n\n";
-    out += "Projection (fixed + dispatches x overhead + flops/rate + bytes/bandwidth)\n";
+    out += "Projection (fixed + calls, steps and kernels x overhead + flops/rate + bytes/bandwidth)\n";
     out += "  " + pad("device", 34) + pad("fixed", 10) + pad("overhead", 10) + pad("compute", 10) + pad("total", 10) +
            "\n";
     for (const Projection& p : r.projections)
         out += "  " + pad(p.device_name, 34) + pad(seconds(p.fixed_seconds), 10) + pad(seconds(p.overhead_seconds), 10) +
                pad(seconds(p.compute_seconds), 10) + pad(seconds(p.total_seconds), 10) +
-               (p.estimate ? "estimate" : "measured profile") + (p.present ? "" : ", not present") + "\n";
+               (p.estimate ? "estimate" : "measured profile") + ", " + p.path + (p.present ? "" : ", not present") + "\n";
     out += "  pick: " + r.picked_device + ". " + r.reason + "\n\n";
     if (r.lints.empty()) out += "Lints: none\n";
     else out += "Lints\n";
@@ -104,7 +121,8 @@ std::string explain_json(const ExplainReport& r) {
     using nlohmann::json;
     json phases = json::array();
     for (const Phase& p : r.phases)
-        phases.push_back({{"name", p.name}, {"seconds", p.seconds}, {"measured", p.measured}, {"note", p.note}});
+        phases.push_back({{"name", p.name}, {"seconds", p.seconds}, {"measured", p.basis == PhaseBasis::measured},
+                          {"basis", phase_basis_name(p.basis)}, {"note", p.note}});
     const StepWork& s = r.work.step;
     json projections = json::array();
     for (const Projection& p : r.projections)
@@ -112,6 +130,7 @@ std::string explain_json(const ExplainReport& r) {
                                {"kind", device_name(p.device)},
                                {"present", p.present},
                                {"estimate", p.estimate},
+                               {"path", p.path},
                                {"source", p.source},
                                {"fixed_seconds", p.fixed_seconds},
                                {"overhead_seconds", p.overhead_seconds},
@@ -161,6 +180,7 @@ std::string explain_json(const ExplainReport& r) {
           {"source", r.ran_on.source},
           {"startup_seconds", r.ran_on.startup_seconds},
           {"transfer_bytes_per_second", r.ran_on.transfer_bytes_per_second},
+          {"launch_seconds", r.ran_on.launch_seconds},
           {"step_overhead_seconds", r.ran_on.step_overhead_seconds},
           {"call_overhead_seconds", r.ran_on.call_overhead_seconds},
           {"flops_per_second", r.ran_on.flops_per_second},

@@ -111,7 +111,7 @@ std::string phase_chart(const std::vector<Phase>& phases) {
         const double lx = left + 360.0 * static_cast<double>(i % 3), ly = 30 + bar + 20 + 22.0 * static_cast<double>(i / 3);
         svg += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly - 10) + "\" width=\"12\" height=\"12\" fill=\"" + kColors[i % 11] +
                "\"/><text x=\"" + num(lx + 18) + "\" y=\"" + num(ly) + "\" class=\"a\">" +
-               escape(phases[i].name + " " + seconds(phases[i].seconds) + (phases[i].measured ? "" : " (est.)")) + "</text>";
+               escape(phases[i].name + " " + seconds(phases[i].seconds) + (phases[i].basis == PhaseBasis::measured ? "" : " (est.)")) + "</text>";
     }
     return svg + "</svg>";
 }
@@ -158,7 +158,7 @@ std::string explain_html(const ExplainReport& r) {
     html += "<table><tr><th>phase</th><th>time</th><th>how</th></tr>";
     for (const Phase& p : r.phases)
         html += "<tr><td>" + escape(p.name) + "</td><td class=\"n\">" + escape(seconds(p.seconds)) + "</td><td>" +
-                (p.measured ? "measured" : "estimated") + ": " + escape(p.note) + "</td></tr>";
+                phase_basis_name(p.basis) + ": " + escape(p.note) + "</td></tr>";
     html += "</table>\n<h2>Work</h2><p>" + escape(si(r.work.flops, "FLOP")) + " in " + std::to_string(r.work.steps) +
             " steps (" + escape(si(r.work.step.flops, "FLOP")) + " and " + escape(si(r.work.step.bytes, "B")) +
             " per step; forward = 2 &times; MACs &times; batch, backward = 2 &times; forward, optimizer = 10 &times; params)</p>\n";

@@ -31,6 +31,9 @@ StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dens
     w.params = params;
     w.forward_macs_per_sample = forward_macs_per_sample;
     w.dense_layers = dense_layers;
+    w.input_width = input_width;
+    w.activation_width = activation_width;
+    w.optimizer_slots = (optimizer_floats(optimizer) - 3) / 2;  // SGD 0, RMSprop/Adagrad 1, Adam 2
     const double b = static_cast<double>(batch_size);
     w.forward_flops = 2.0 * static_cast<double>(forward_macs_per_sample) * b;
     w.backward_flops = 2.0 * w.forward_flops;
@@ -81,6 +84,13 @@ FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_ro
     w.bytes = static_cast<double>(w.steps) * step.bytes;
     w.dispatches = w.steps + w.validation_batches;
     w.layer_calls = 3 * step.dense_layers * w.steps + step.dense_layers * w.validation_batches;
+    // As src/runtime/cuda's tiny layout: parameters, gradients and slots; one batch's input,
+    // labels (one float a row, as sparse labels) and each op's z, a and da; per-thread scratch.
+    const int64_t rows = std::max(batch, validation_rows > 0 ? std::min(val_batch, validation_rows) : 0);
+    const double floats = static_cast<double>(step.params) * static_cast<double>(2 + step.optimizer_slots) +
+                          static_cast<double>(rows) * static_cast<double>(step.input_width + 1 + 3 * step.activation_width) +
+                          256.0 * 9;
+    w.persistent_state_bytes = 4.0 * floats;
     return w;
 }
 
