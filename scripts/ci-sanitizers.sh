@@ -9,8 +9,12 @@ jobs=${JOBS:-$(nproc)}
 
 # RelWithDebInfo: optimised like the real build (some UB only shows up optimised), with line
 # numbers in the reports. -march=native stays on, as in the shipped build.
+# The interop tests' Python: the one make's set-up made (scripts/python-env.sh).
+python_env=${ONEFIT_PYTHON_ENV:-$root/build/pyenv}
+bash "$root/scripts/python-env.sh" "$python_env"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DONEFIT_SANITIZE=address,undefined -DONEFIT_BENCH=OFF -DONEFIT_CUDA=OFF >/dev/null
+  -DONEFIT_SANITIZE=address,undefined -DONEFIT_BENCH=OFF -DONEFIT_CUDA=OFF \
+  -DONEFIT_TEST_PYTHON="$python_env/bin/python3" >/dev/null
 cmake --build "$build" -j "$jobs"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1

@@ -152,8 +152,7 @@ TEST(ModelIo, WithoutTheOptimizerStateResumingDiffers) {
 }
 
 TEST(ModelIo, PythonSafetensorsReadsTheWeights) {
-    if (!test_files::python_has("import safetensors.numpy"))
-        GTEST_SKIP() << "python3 cannot import safetensors.numpy (pip install safetensors numpy)";
+    ASSERT_TRUE(test_files::python_has("import safetensors.numpy"));
     Sequential model = iris_model();
     const std::string dir = fresh_dir();
     save_model(model, dir);
@@ -169,7 +168,7 @@ TEST(ModelIo, PythonSafetensorsReadsTheWeights) {
         "        f.write(k + ' ' + str(a.dtype) + ' ' + 'x'.join(map(str, a.shape)) + ' ' + "
         "' '.join(repr(float(v)) for v in a.ravel()) + '\\n')\n";
     const std::string script_path = test_files::write_bytes(script, "_check.py");
-    ASSERT_EQ(std::system(("python3 " + script_path + " " + dir + " " + out).c_str()), 0);
+    ASSERT_EQ(std::system((test_files::python() + " " + script_path + " " + dir + " " + out).c_str()), 0);
     std::ifstream in(out);
     for (size_t i = 0; i < w.size(); ++i) {
         std::string name, dtype, shape;

@@ -59,9 +59,16 @@ std::string error_of(Read read) {
     return "";
 }
 
-// True when `python3 -c CODE` succeeds (e.g. "import numpy").
-inline bool python_has(const std::string& import) {
-    return std::system(("python3 -c '" + import + "' >/dev/null 2>&1").c_str()) == 0;
+// The interop tests' Python (scripts/python-env.sh, run by make's set-up): numpy and
+// safetensors are installed there, so a test asserts they import rather than skipping.
+inline std::string python() { return ONEFIT_TEST_PYTHON; }
+
+// Succeeds when `python -c CODE` does (e.g. "import numpy"), else says how to get it.
+inline ::testing::AssertionResult python_has(const std::string& import) {
+    if (std::system((python() + " -c '" + import + "' >/dev/null 2>&1").c_str()) == 0)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << python() << " cannot run '" << import
+                                         << "': run make test (or scripts/python-env.sh build/pyenv)";
 }
 
 }  // namespace onefit::test_files
