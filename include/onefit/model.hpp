@@ -97,6 +97,10 @@ public:
     // Warnings compile/fit found (also printed by fit when verbose != 0).
     const std::vector<std::string>& warnings() const { return warnings_; }
 
+    // What compile() was given (Keras's model.loss and model.optimizer); throw Error before compile().
+    const Loss& loss() const;
+    const Optimizer& optimizer() const;
+
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     const TrainingProgram& program() const;  // throws Error before compile()
     // The compiled program's mutable state (parameters, optimizer slots and step count), for

@@ -52,6 +52,9 @@ const TrainingProgram& Sequential::program() const {
     return *program_;
 }
 
+const Loss& Sequential::loss() const { return program().loss; }
+const Optimizer& Sequential::optimizer() const { return program().optimizer; }
+
 TrainingProgram& Sequential::program_state() {
     if (!program_) throw Error("the model is not compiled: call compile(optimizer, loss) first");
     return *program_;

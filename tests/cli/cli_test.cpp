@@ -115,7 +115,7 @@ TEST(CliFit, TrainsOnACsvNamedByAConfigNextToIt) {
     const std::string csv_path = write_file("data.csv", csv);
     const std::string csv_name = csv_path.substr(csv_path.rfind('/') + 1);
     const std::string config = write_file("config.json", R"({"data": {"source": ")" + csv_name +
-                                                             R"(", "label": "kind", "shuffle_split": true},
+                                                             R"(", "label": "kind", "test_size": 0.3, "shuffle_split": true},
         "model": {"layers": [{"units": 8, "activation": "relu"}, {"type": "dropout", "rate": 0.1},
                              {"units": 2, "activation": "softmax"}]},
         "compile": {"loss": "sparse_categorical_crossentropy", "metrics": ["accuracy"],

@@ -129,6 +129,7 @@ public:
         }
         if (data.contains("test_size")) {
             config.test_size = number(data["test_size"], "data.test_size");
+            config.given.insert("data.test_size");
             check_fraction(config.test_size, where("data.test_size"));
         }
         if (data.contains("shuffle_split")) config.shuffle_split = boolean(data["shuffle_split"], "data.shuffle_split");
@@ -162,6 +163,7 @@ public:
         const json& layers = model["layers"];
         if (!layers.is_array() || layers.empty()) throw type_error(layers, "model.layers", "a non-empty array of layers");
         config.layers.clear();
+        config.given.insert("model.layers");
         for (size_t i = 0; i < layers.size(); ++i)
             config.layers.push_back(layer(layers[i], "model.layers[" + std::to_string(i) + "]"));
     }
@@ -170,6 +172,7 @@ public:
         check_object(compile, "compile", {"optimizer", "loss", "metrics"});
         if (compile.contains("optimizer")) {
             const json& optimizer = compile["optimizer"];
+            config.given.insert("compile.optimizer");
             if (optimizer.is_string()) {
                 config.optimizer = optimizer.get<std::string>();
             } else {
@@ -177,6 +180,7 @@ public:
                 if (optimizer.contains("name")) config.optimizer = string(optimizer["name"], "compile.optimizer.name");
                 if (optimizer.contains("learning_rate")) {
                     config.learning_rate = number(optimizer["learning_rate"], "compile.optimizer.learning_rate");
+                    config.given.insert("compile.optimizer.learning_rate");
                     check_learning_rate(config.learning_rate, where("compile.optimizer.learning_rate"));
                 }
             }
@@ -184,6 +188,7 @@ public:
         }
         if (compile.contains("loss")) {
             config.loss = string(compile["loss"], "compile.loss");
+            config.given.insert("compile.loss");
             check_loss(config.loss, where("compile.loss"));
         }
         if (compile.contains("metrics")) {
@@ -199,13 +204,20 @@ public:
     void read_fit(const json& fit, FitConfig& config) const {
         check_object(fit, "fit", {"batch_size", "epochs", "validation_split", "shuffle", "seed", "verbose", "steps_per_epoch", "device"});
         const int64_t max_int = std::numeric_limits<int32_t>::max();
-        if (fit.contains("batch_size")) config.batch_size = integer(fit["batch_size"], "fit.batch_size", 1, max_int);
+        if (fit.contains("batch_size")) {
+            config.batch_size = integer(fit["batch_size"], "fit.batch_size", 1, max_int);
+            config.given.insert("fit.batch_size");
+        }
         if (fit.contains("epochs")) config.epochs = integer(fit["epochs"], "fit.epochs", 1, kMaxEpochs);
         if (fit.contains("validation_split")) {
             config.validation_split = number(fit["validation_split"], "fit.validation_split");
+            config.given.insert("fit.validation_split");
             check_fraction(config.validation_split, where("fit.validation_split"));
         }
-        if (fit.contains("shuffle")) config.shuffle = boolean(fit["shuffle"], "fit.shuffle");
+        if (fit.contains("shuffle")) {
+            config.shuffle = boolean(fit["shuffle"], "fit.shuffle");
+            config.given.insert("fit.shuffle");
+        }
         if (fit.contains("seed")) config.seed = seed(fit["seed"], "fit.seed");
         if (fit.contains("verbose")) config.verbose = static_cast<int>(integer(fit["verbose"], "fit.verbose", 0, 2));
         if (fit.contains("device")) {

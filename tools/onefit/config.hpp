@@ -1,5 +1,9 @@
 // `onefit fit`'s settings: FitConfig, read from a JSON file and then overridden by flags.
-// Every key is optional; the defaults are the seed experiment (examples/iris.json):
+// Every key is optional; on the built-in iris the defaults are the seed experiment
+// (examples/iris.json). On a user's own data (any other data.source), a key left out takes
+// Keras's default instead of the seed's: no test split, Adam's learning rate 0.001 (each
+// optimizer's Keras default), shuffling every epoch, batch size 32, and a loss chosen from the
+// labels and the last layer (apply_keras_defaults, choose_loss):
 //
 // {
 //   "data": {
@@ -37,6 +41,7 @@
 // errors that name the file and the key path ("iris.json: unknown key 'compile.optimiser'").
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -82,7 +87,26 @@ struct FitConfig {
     int64_t early_stopping_patience = -1;  // --early-stopping-patience; -1: off
     std::string monitor = "val_loss";    // --monitor: what checkpoint and early stopping watch
     std::string csv_log;                 // --csv-log: CSVLogger file
+    // Keys the config file or a flag set, by config key path ("compile.loss", "model.layers"):
+    // what the user's-data defaults and --resume's checks must leave alone or compare.
+    std::set<std::string> given;
+    bool has(const std::string& key) const { return given.count(key) > 0; }
+    bool seed_run() const { return source == "iris"; }
 };
+
+// On a user's own data, every seed default the user did not give becomes Keras's (see the top
+// of this file); on the built-in iris nothing changes. The loss becomes "" (chosen from the
+// labels once they are loaded, by choose_loss).
+void apply_keras_defaults(FitConfig& config);
+
+// Keras's default learning rate for an optimizer: SGD 0.01, the others 0.001.
+double keras_learning_rate(const std::string& optimizer);
+
+// The loss a Keras user would pick for these labels (one value per row) and this last layer,
+// and why (one line): integer labels in [0, K) and a K-unit softmax:
+// sparse_categorical_crossentropy; one sigmoid unit and 0/1 labels: binary_crossentropy;
+// otherwise mean_squared_error.
+std::pair<std::string, std::string> choose_loss(const std::vector<Layer>& layers, const Tensor& labels);
 
 // Reads a config file over the defaults. Throws Error "PATH: ..." for anything wrong with it.
 FitConfig read_config(const std::string& path);

@@ -39,16 +39,18 @@ void check_model_size(const FitConfig& config, int64_t features) {
     }
 }
 
-// "onefit: iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh, batch 20, 20 epochs"
-std::string describe_run(const FitConfig& config, const SplitData& data, int64_t features) {
+// "onefit: iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh, batch 20, 20 epochs":
+// the model that trains (a resumed one's, whatever the flags said).
+std::string describe_run(const FitConfig& config, const SplitData& data, const Sequential& model) {
     std::string line = "onefit: " + data.name + " (" + std::to_string(data.train_rows) + " train";
     line += data.validation_rows > 0 ? " / " + std::to_string(data.validation_rows) + " validation rows), "
                                      : " rows, no validation), ";
-    line += std::to_string(features);
-    for (const Layer& layer : config.layers)
+    line += std::to_string(model.input_shape()[0]);
+    for (const Layer& layer : model.layers())
         line += layer.kind == Layer::Kind::Dense ? "-" + std::to_string(layer.units)
                                                  : "-dropout(" + format_number(layer.rate) + ")";
-    line += ", " + config.optimizer + "(lr=" + format_number(config.learning_rate) + "), " + config.loss;
+    line += ", " + optimizer_name(model.optimizer().kind) + "(lr=" + format_number(model.optimizer().learning_rate) +
+            "), " + loss_name(model.loss().kind);
     if (!config.metrics.empty()) {
         line += ", metrics ";
         for (size_t i = 0; i < config.metrics.size(); ++i) line += (i ? "," : "") + config.metrics[i];
@@ -92,7 +94,7 @@ SplitData split_data(const FitConfig& config) {
     const LabeledData all = load_data(config);
     if (config.test_size > 0 && config.validation_split > 0)
         throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
-                    ") or from validation_split, not both; set test_size to 0 to use validation_split");
+                    ") or from validation_split, not both; give one of them (--test-size or --validation-split)");
     if (config.test_size > 0) {
         try {
             TrainTestSplit split = train_test_split(all.x, all.y, config.test_size, config.shuffle_split, config.split_seed);
@@ -120,7 +122,15 @@ SplitData split_data(const FitConfig& config) {
     return data;
 }
 
-int run_fit(const FitConfig& config, bool profile) {
+void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say) {
+    if (!config.loss.empty() || !config.resume_dir.empty()) return;  // given, or the saved model's
+    const auto [loss, why] = choose_loss(config.layers, labels);
+    config.loss = loss;
+    if (say) *say << "onefit: loss " << loss << " (" << why << "; --loss to choose another)" << std::endl;
+}
+
+int run_fit(const FitConfig& given, bool profile) {
+    FitConfig config = given;
     CommandTimes times;  // for --profile
     auto phase_start = std::chrono::steady_clock::now();
     const auto phase_seconds = [&phase_start] {
@@ -129,6 +139,7 @@ int run_fit(const FitConfig& config, bool profile) {
     };
     const SplitData data = split_data(config);
     times.load_seconds = phase_seconds();
+    settle_loss(config, data.y_train, &std::cout);
     const int64_t features = data.x_train.dim(1);
     check_model_size(config, features);
 
@@ -155,7 +166,7 @@ int run_fit(const FitConfig& config, bool profile) {
     options.validation_split = data.validation ? 0.0 : config.validation_split;
     persistence.apply(options);
 
-    std::cout << describe_run(config, data, features) << std::endl;
+    std::cout << describe_run(config, data, model) << std::endl;
     History history;
     double seconds = 0.0;
     try {

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 
@@ -34,6 +35,10 @@ struct SplitData {
     int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
 };
 SplitData split_data(const FitConfig& config);
+
+// A loss left to choose (a user's data without --loss) chosen from the labels and the last
+// layer, and said in one line; a given or resumed loss stays.
+void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say);
 
 // fit_flags.cpp: the subcommand and its flags, and the config they produce.
 CLI::App* add_fit_command(CLI::App& app, FitFlags& flags);

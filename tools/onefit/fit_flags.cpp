@@ -59,6 +59,15 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
         "fit", "Train a dense network: the seed experiment (Iris, 4-32-3, Adam(0.1), log_cosh, 20 epochs) by "
                "default, or the one a JSON config describes; flags override the config.");
     fit->footer(
+        "Defaults: with the built-in iris, the seed experiment's (a 30% unshuffled test split, Adam lr 0.1,\n"
+        "log_cosh, batch 20, no shuffling). With your own --data (or a config's data.source), what you leave\n"
+        "out takes Keras's default: no test split (validate with --validation-split F, or --test-size F),\n"
+        "the optimizer's Keras learning rate (Adam 0.001, SGD 0.01), shuffling every epoch, batch 32, and a\n"
+        "loss chosen from the labels and the last layer (integer classes + softmax:\n"
+        "sparse_categorical_crossentropy; one sigmoid unit + 0/1 labels: binary_crossentropy; otherwise\n"
+        "mean_squared_error), said in one line. Layers default to 32:relu,3:softmax.\n"
+        "--test-size and --validation-split together are an error.\n\n");
+    fit->footer(fit->get_footer() +
         "Examples:\n"
         "  onefit fit                                   # the seed experiment\n"
         "  onefit fit examples/iris_fixed.json --verbose 2\n"
@@ -73,25 +82,25 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
     add(*fit, "--layers", flags.layers, "Layers after the input, e.g. 32:relu,dropout:0.2,3:softmax")
         ->type_name("LIST");
     add(*fit, "--epochs", flags.epochs, "Epochs (default 20)")->type_name("N");
-    add(*fit, "--batch-size", flags.batch_size, "Batch size (default 20)")->type_name("N");
+    add(*fit, "--batch-size", flags.batch_size, "Batch size (default 20 on iris, 32 on your data)")->type_name("N");
     add(*fit, "--steps-per-epoch", flags.steps_per_epoch, "Batches per epoch (default: one pass)")->type_name("N");
-    add(*fit, "--loss", flags.loss, "Keras loss name (default log_cosh)")->type_name("NAME");
+    add(*fit, "--loss", flags.loss, "Keras loss name (default log_cosh on iris; on your data chosen from the labels)")->type_name("NAME");
     add(*fit, "--optimizer", flags.optimizer, "sgd, adam, adamw, rmsprop or adagrad (default adam)")
         ->type_name("NAME");
-    add(*fit, "--lr", flags.learning_rate, "Learning rate (default 0.1)")->type_name("RATE");
+    add(*fit, "--lr", flags.learning_rate, "Learning rate (default 0.1 on iris; on your data the optimizer's Keras default)")->type_name("RATE");
     add(*fit, "--metrics", flags.metrics, "Comma-separated metrics, e.g. accuracy,mae")->type_name("LIST");
-    add(*fit, "--test-size", flags.test_size, "Fraction of the rows held out for validation (default 0.3)")
+    add(*fit, "--test-size", flags.test_size, "Fraction of the rows held out for validation (default 0.3 on iris, 0 on your data)")
         ->type_name("FRACTION");
     add(*fit, "--validation-split", flags.validation_split,
-        "With --test-size 0: validate on this last fraction of the rows")
+        "Validate on this last fraction of the rows (Keras's validation_split; not with --test-size)")
         ->type_name("FRACTION");
     fit->add_flag_function("--shuffle-split", [&flags](int64_t) { flags.shuffle_split = true; },
                            "Shuffle the rows before the test split (default: off, as the seed)");
     add(*fit, "--split-seed", flags.split_seed, "Seed for --shuffle-split (default 0)")->type_name("N");
     fit->add_flag_function("--shuffle", [&flags](int64_t) { flags.shuffle = true; },
-                           "Shuffle the training rows every epoch (Keras's default for arrays)");
+                           "Shuffle the training rows every epoch (Keras's default; the default on your data)");
     fit->add_flag_function("--no-shuffle", [&flags](int64_t) { flags.shuffle = false; },
-                           "Keep the training rows in order (the default: the seed's unshuffled pipeline)");
+                           "Keep the training rows in order (the default on iris: the seed's unshuffled pipeline)");
     add(*fit, "--seed", flags.seed, "Seed for weights, shuffling and dropout (default 0)")->type_name("N");
     add(*fit, "--device", flags.device, "cpu (default), cuda, or auto (the device projected to finish first)")
         ->type_name("DEVICE");
@@ -124,7 +133,7 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
         config.source = *flags.data;  // relative to the working directory, as shells complete it
     }
     if (flags.label) config.label = *flags.label;
-    if (flags.layers) config.layers = parse_layers(*flags.layers);
+    if (flags.layers) config.layers = parse_layers(*flags.layers), config.given.insert("model.layers");
     if (flags.epochs) {
         check_int(*flags.epochs, 1, kMaxEpochs, "--epochs");
         config.epochs = *flags.epochs;
@@ -132,6 +141,7 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
     if (flags.batch_size) {
         check_int(*flags.batch_size, 1, std::numeric_limits<int32_t>::max(), "--batch-size");
         config.batch_size = *flags.batch_size;
+        config.given.insert("fit.batch_size");
     }
     if (flags.steps_per_epoch) {
         check_int(*flags.steps_per_epoch, 1, kMaxSteps, "--steps-per-epoch");
@@ -140,14 +150,17 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
     if (flags.loss) {
         check_loss(*flags.loss, "--loss");
         config.loss = *flags.loss;
+        config.given.insert("compile.loss");
     }
     if (flags.optimizer) {
         check_optimizer(*flags.optimizer, "--optimizer");
         config.optimizer = *flags.optimizer;
+        config.given.insert("compile.optimizer");
     }
     if (flags.learning_rate) {
         check_learning_rate(*flags.learning_rate, "--lr");
         config.learning_rate = *flags.learning_rate;
+        config.given.insert("compile.optimizer.learning_rate");
     }
     if (flags.metrics) {
         config.metrics = split_list(*flags.metrics);
@@ -156,17 +169,19 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
     if (flags.test_size) {
         check_fraction(*flags.test_size, "--test-size");
         config.test_size = *flags.test_size;
+        config.given.insert("data.test_size");
     }
     if (flags.validation_split) {
         check_fraction(*flags.validation_split, "--validation-split");
         config.validation_split = *flags.validation_split;
+        config.given.insert("fit.validation_split");
     }
     if (flags.shuffle_split) config.shuffle_split = *flags.shuffle_split;
     if (flags.split_seed) {
         check_int(*flags.split_seed, 0, std::numeric_limits<int64_t>::max(), "--split-seed");
         config.split_seed = static_cast<uint64_t>(*flags.split_seed);
     }
-    if (flags.shuffle) config.shuffle = *flags.shuffle;
+    if (flags.shuffle) config.shuffle = *flags.shuffle, config.given.insert("fit.shuffle");
     if (flags.seed) {
         check_int(*flags.seed, 0, std::numeric_limits<int64_t>::max(), "--seed");
         config.seed = static_cast<uint64_t>(*flags.seed);
@@ -198,6 +213,7 @@ FitConfig resolve_fit_config(const FitFlags& flags) {
         if (flags.monitor->empty()) throw Error("--monitor is empty; give a log key such as val_loss or accuracy");
         config.monitor = *flags.monitor;
     }
+    apply_keras_defaults(config);
     return config;
 }
 

@@ -85,6 +85,57 @@ LabeledData load_labeled_data(const std::string& source, const std::string& labe
 
 // ---- onefit fit's persistence ----
 
+namespace {
+
+// "4-32-3 (32 relu, 3 softmax)": a model's shape as --layers spells it.
+std::string describe_layers(int64_t inputs, const std::vector<Layer>& layers) {
+    std::string shape = std::to_string(inputs), parts;
+    for (const Layer& layer : layers) {
+        if (!parts.empty()) parts += ", ";
+        if (layer.kind == Layer::Kind::Dropout) {
+            parts += "dropout " + format_float(layer.rate, "%g");
+            continue;
+        }
+        shape += "-" + std::to_string(layer.units);
+        parts += std::to_string(layer.units) + " " + activation_name(layer.activation);
+    }
+    return shape + " (" + parts + ")";
+}
+
+bool same_layers(const std::vector<Layer>& a, const std::vector<Layer>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].kind != b[i].kind || a[i].units != b[i].units || a[i].activation != b[i].activation ||
+            a[i].use_bias != b[i].use_bias || a[i].rate != b[i].rate)
+            return false;
+    return true;
+}
+
+// A resumed fit trains the saved model with its loss and optimizer: flags or config keys that
+// ask for something else are refused rather than silently ignored.
+void check_resume_agrees(const FitConfig& config, const Sequential& saved) {
+    const std::string start = "--resume " + config.resume_dir + ": ";
+    const std::string end = ", and a resumed fit trains the saved one; leave it out, or fit anew without --resume";
+    const int64_t inputs = saved.input_shape().empty() ? 0 : saved.input_shape()[0];
+    if (config.has("model.layers") && !same_layers(config.layers, saved.layers()))
+        throw Error(start + "the saved model is " + describe_layers(inputs, saved.layers()) + " but the layers given are " +
+                    describe_layers(inputs, config.layers) + end);
+    const Loss& loss = saved.loss();
+    const Optimizer& optimizer = saved.optimizer();
+    if (config.has("compile.loss") && loss_from_name(config.loss).kind != loss.kind)
+        throw Error(start + "the saved model's loss is " + loss_name(loss.kind) + " but the loss given is " +
+                    config.loss + end);
+    if (config.has("compile.optimizer") && optimizer_from_name(config.optimizer).kind != optimizer.kind)
+        throw Error(start + "the saved optimizer is " + optimizer_name(optimizer.kind) +
+                    " but the optimizer given is " + config.optimizer + end);
+    if (config.has("compile.optimizer.learning_rate") &&
+        static_cast<float>(config.learning_rate) != optimizer.learning_rate)
+        throw Error(start + "the saved learning rate is " + format_float(optimizer.learning_rate, "%g") +
+                    " but the learning rate given is " + format_float(config.learning_rate, "%g") + end);
+}
+
+}  // namespace
+
 Persistence::Persistence(const FitConfig& config) : config_(config) {
     if (!config.save_dir.empty()) check_parent_exists(config.save_dir, "--save");
     if (!config.csv_log.empty()) check_parent_exists(config.csv_log, "--csv-log");
@@ -103,6 +154,7 @@ Persistence::Persistence(const FitConfig& config) : config_(config) {
     } catch (const Error&) {
         throw Error("--resume " + config.resume_dir + ": the model was saved before compile(); nothing to resume");
     }
+    check_resume_agrees(config, *resumed);
     if (state_.epoch < 0)
         throw Error("--resume " + config.resume_dir +
                     ": state.json does not say how many epochs ran (saved without an epoch); cannot resume exactly");
