@@ -70,6 +70,27 @@ ONEFIT_HD void with_activation(Activation a, F&& f) {
     }
 }
 
+// One softmax row: out = e^(z - max z) / sum, shifted by the row's max so exp cannot overflow.
+template <class T>
+ONEFIT_HD void softmax_row(const T* z, T* out, int64_t width) {
+    T m = z[0];
+    for (int64_t j = 1; j < width; ++j) m = z[j] > m ? z[j] : m;
+    T s = 0;
+    for (int64_t j = 0; j < width; ++j) s += (out[j] = exp_fast(z[j] - m));
+    const T inv = T(1) / s;
+    for (int64_t j = 0; j < width; ++j) out[j] *= inv;
+}
+
+// One softmax row's gradient, in place: g holds dL/dp on entry and dL/dz = p (g - sum(g p)) on
+// return. write false leaves g unchanged (a vector loop's recomputed rows) with the same
+// branch-free body.
+template <class T>
+ONEFIT_HD void softmax_backward_row(const T* p, T* g, int64_t width, bool write = true) {
+    T dot = 0;
+    for (int64_t j = 0; j < width; ++j) dot += g[j] * p[j];
+    for (int64_t j = 0; j < width; ++j) g[j] = write ? p[j] * (g[j] - dot) : g[j];
+}
+
 // out[r, :] = act(z[r, :]) for rows x width. For linear, out == z is allowed (nothing to do);
 // otherwise out and z must not overlap (in_whole_vectors recomputes a few elements).
 template <class T>
@@ -81,16 +102,7 @@ void activation_forward(Activation act, const T* z, T* out, int64_t rows, int64_
                 const T* zb = z + first * w;
                 T* ob = out + first * w;
 #pragma omp simd
-                for (int64_t r = 0; r < count; ++r) {  // shifted by the row max so exp cannot overflow
-                    const T* zr = zb + r * w;
-                    T* o = ob + r * w;
-                    T m = zr[0];
-                    for (int64_t j = 1; j < w; ++j) m = zr[j] > m ? zr[j] : m;
-                    T s = 0;
-                    for (int64_t j = 0; j < w; ++j) s += (o[j] = exp_fast(zr[j] - m));
-                    const T inv = T(1) / s;
-                    for (int64_t j = 0; j < w; ++j) o[j] *= inv;
-                }
+                for (int64_t r = 0; r < count; ++r) softmax_row(zb + r * w, ob + r * w, w);
             });
         });
         return;
@@ -117,13 +129,7 @@ void activation_backward(Activation act, const T* z, const T* out, T* grad, int6
                 const T* pb = out + first * w;
                 T* gb = grad + first * w;
 #pragma omp simd
-                for (int64_t r = 0; r < count; ++r) {
-                    const T* p = pb + r * w;
-                    T* g = gb + r * w;
-                    T dot = 0;
-                    for (int64_t j = 0; j < w; ++j) dot += g[j] * p[j];
-                    for (int64_t j = 0; j < w; ++j) g[j] = r >= skip ? p[j] * (g[j] - dot) : g[j];
-                }
+                for (int64_t r = 0; r < count; ++r) softmax_backward_row(pb + r * w, gb + r * w, w, r >= skip);
             });
         });
         return;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "core/hd.hpp"
 #include "nn/fastmath.hpp"
@@ -100,6 +101,49 @@ ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse
     if (g)  // dq_k/dp_m = (delta_km - q_k) / s
         for (int64_t j = 0; j < width; ++j) g[j] = (g[j] - gq_dot_q) * inv * scale;
     return value;
+}
+
+// Whether the loss compares a row's distribution with its label (crossentropy_row) rather than
+// element by element.
+ONEFIT_HD bool is_row_loss(LossKind kind) {
+    return kind == LossKind::categorical_crossentropy || kind == LossKind::sparse_categorical_crossentropy;
+}
+
+// One element of an elementwise loss, its kind chosen at run time (the GPU kernels; the CPU's
+// batch function below switches once per batch so its loops vectorise). Both call the same
+// formulas. Every kind is listed and there is no default, so a new kind is a compiler warning
+// here, never silently another loss; row losses are not elementwise and give NaN.
+template <class T>
+ONEFIT_HD ValueAndGrad<T> elementwise_loss(const Loss& loss, bool logits, T p, T y) {
+    switch (loss.kind) {
+        case LossKind::binary_crossentropy:
+            return logits ? bce_logit_loss(p, y) : element_loss<LossKind::binary_crossentropy>(p, y, T(0));
+        case LossKind::log_cosh: return element_loss<LossKind::log_cosh>(p, y, T(0));
+        case LossKind::mean_squared_error: return element_loss<LossKind::mean_squared_error>(p, y, T(0));
+        case LossKind::mean_absolute_error: return element_loss<LossKind::mean_absolute_error>(p, y, T(0));
+        case LossKind::huber: return element_loss<LossKind::huber>(p, y, T(loss.delta));
+        case LossKind::categorical_crossentropy:
+        case LossKind::sparse_categorical_crossentropy: break;
+    }
+    return {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::quiet_NaN()};
+}
+
+// One sample's loss (an elementwise loss's mean over the row) with, when g is given,
+// dL/d(in) * scale: the per-row form of loss_forward_backward, for kernels that give each
+// thread a row. Labels of an elementwise loss are as wide as the row (packed so).
+template <class T>
+ONEFIT_HD T sample_loss(const Loss& loss, bool logits, const T* in, const T* yr, int64_t width, T* g, T scale) {
+    if (is_row_loss(loss.kind))
+        return crossentropy_row(in, yr, width, loss.kind == LossKind::sparse_categorical_crossentropy, logits, g,
+                                scale);
+    const T row_scale = scale / T(width);
+    T sum = 0;
+    for (int64_t j = 0; j < width; ++j) {
+        const ValueAndGrad<T> f = elementwise_loss(loss, logits, in[j], yr[j]);
+        sum += f.value;
+        if (g) g[j] = f.grad * row_scale;
+    }
+    return sum / T(width);
 }
 
 // Sum over rows of the per-sample loss (the mean over the last axis), gradient * scale / width.

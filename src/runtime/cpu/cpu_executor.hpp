@@ -19,6 +19,7 @@
 #include "core/rng.hpp"
 #include "core/thread_pool.hpp"
 #include "nn/activation.hpp"
+#include "nn/dropout.hpp"
 #include "nn/losses.hpp"
 #include "nn/metrics.hpp"
 #include "nn/optimizer_math.hpp"
@@ -150,14 +151,10 @@ private:
         // hashes the element's index in the whole batch, so halves draw the batch's mask.
         const int64_t first = r0 * width, n = rows * width;
         T* m = mask_[i].data() + first;
-        if (training && op.dropout_rate > 0.0f) {
-            const T keep = T(1) / (T(1) - T(op.dropout_rate));
-            const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
-            for (int64_t j = 0; j < n; ++j)
-                m[j] = hash_uniform(key, static_cast<uint64_t>(first + j)) < op.dropout_rate ? T(0) : keep;
-        } else {
-            for (int64_t j = 0; j < n; ++j) m[j] = T(1);
-        }
+        const T keep = nn::dropout_keep_scale<T>(op.dropout_rate);
+        const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
+        for (int64_t j = 0; j < n; ++j)
+            m[j] = nn::dropout_mask(training, op.dropout_rate, keep, key, static_cast<uint64_t>(first + j));
         T* o = out(i) + first;
         for (int64_t j = 0; j < n; ++j) o[j] = in[j] * m[j];
     }

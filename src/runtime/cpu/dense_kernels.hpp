@@ -32,7 +32,8 @@ inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 // Given relu_out, the kernel may also write relu(z) there in the same pass; returns whether it did.
 template <class T>
 bool dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w, const T* __restrict b,
-                   int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas, [[maybe_unused]] T* relu_out = nullptr) {
+                   int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas,
+                   [[maybe_unused]] T* relu_out = nullptr) {  // unused without AVX-512
     if (use_blas) {
         if (b)
             for (int64_t r = 0; r < rows; ++r) std::memcpy(z + r * out, b, sizeof(T) * out);

@@ -4,6 +4,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <string>
 
 #include "onefit/error.hpp"
@@ -22,7 +23,16 @@ inline void check_cublas(cublasStatus_t status, const char* call, const char* fi
                 std::to_string(static_cast<int>(status)));
 }
 
+// Device memory freed with its owner, also when a constructor throws half-way.
+struct CudaFree {
+    void operator()(void* p) const { cudaFree(p); }
+};
+template <class T>
+using DeviceMemory = std::unique_ptr<T, CudaFree>;
+
 }  // namespace onefit::cuda
 
 #define ONEFIT_CUDA_CHECK(call) ::onefit::cuda::check_cuda((call), #call, __FILE__, __LINE__)
 #define ONEFIT_CUBLAS_CHECK(call) ::onefit::cuda::check_cublas((call), #call, __FILE__, __LINE__)
+// After every <<<...>>>: a launch reports a bad configuration only through cudaGetLastError.
+#define ONEFIT_CUDA_CHECK_LAUNCH() ONEFIT_CUDA_CHECK(cudaGetLastError())

@@ -1,35 +1,70 @@
 // The CUDA backend's host side: lowers the TrainingProgram for the GPU, uploads the data set,
 // the whole batch schedule and the state in ONE transfer from pinned memory, and runs the fit
-// with one kernel launch per host look (the whole fit when nothing looks between epochs).
+// with one launch per host look: one kernel (tiny models) or one graph (larger ones), for the
+// whole fit or per epoch when nothing looks in between.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "onefit/error.hpp"
 #include "program/batch_schedule.hpp"
 #include "program/packed_data.hpp"
 #include "runtime/cuda/cuda_check.cuh"
 #include "runtime/cuda/cuda_fit.hpp"
+#include "runtime/cuda/device_layout.hpp"
 #include "runtime/cuda/graph_fit.cuh"
 #include "runtime/cuda/tiny_fit_kernel.cuh"
 
 namespace onefit::cuda {
 namespace {
 
-std::atomic<long long> g_launches{0};
 std::atomic<double> g_device_ms{0.0};
+
+struct StreamDestroy {
+    void operator()(cudaStream_t s) const {
+        cudaStreamSynchronize(s);
+        cudaStreamDestroy(s);
+    }
+};
+using StreamHandle = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDestroy>;
+struct EventDestroy {
+    void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+};
+using EventHandle = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDestroy>;
+
+// The losses the kernels compute (nn::sample_loss). Every kind is listed and there is no
+// default: a new kind is a compiler warning here until the kernels compute it, and a value the
+// device does not know is refused at construction, never computed as another loss.
+bool device_computes(LossKind kind) {
+    switch (kind) {
+        case LossKind::log_cosh:
+        case LossKind::mean_squared_error:
+        case LossKind::mean_absolute_error:
+        case LossKind::huber:
+        case LossKind::binary_crossentropy:
+        case LossKind::categorical_crossentropy:
+        case LossKind::sparse_categorical_crossentropy: return true;
+    }
+    return false;
+}
 
 DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<nn::Metric>& metrics, uint64_t seed) {
     if (program.ops.size() > size_t(kMaxOps))
         throw Error("device 'cuda': at most " + std::to_string(kMaxOps) + " layers are supported, the model has " +
                     std::to_string(program.ops.size()));
+    if (!device_computes(program.loss.kind))
+        throw Error("device 'cuda' does not compute the loss '" + loss_name(program.loss.kind) + "' (kind " +
+                    std::to_string(int(program.loss.kind)) + "); use --device cpu");
     DeviceModel m{};
     m.n_ops = int(program.ops.size());
     for (int i = 0; i < m.n_ops; ++i) {
         const ProgramOp& op = program.ops[size_t(i)];
+        if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout)
+            throw Error("device 'cuda' does not run layer '" + op.layer_name + "'; use --device cpu");
         DeviceOp& d = m.ops[i];
-        d.kind = op.kind == Layer::Kind::Dense ? 0 : 1;
+        d.kind = op.kind;
         d.in = int(op.in_width);
         d.out = int(op.out_width);
         d.activation = op.dense.activation;
@@ -39,9 +74,8 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
         d.bias = op.dense.bias;
         d.rate = op.dropout_rate;
     }
-    m.loss = program.loss.kind;
+    m.loss = program.loss;
     m.loss_takes_logits = program.loss_takes_logits;
-    m.huber_delta = program.loss.delta;
     m.output_width = int(program.output_width);
     m.optimizer = program.optimizer;
     m.n_params = program.param_count();
@@ -52,55 +86,59 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     return m;
 }
 
-// One contiguous arena: every array the device needs, laid out on the host in pinned memory
-// and copied with a single cudaMemcpy.
+// One device allocation holding every array of the fit (device_layout.hpp). Each array is
+// written once, straight into pinned staging memory at its offset (the caller's features
+// included: no intermediate copy), then copied with a single transfer; the staging memory is
+// freed right after.
 class Arena {
 public:
-    template <class T>
-    size_t add(const T* data, size_t count) {
-        const size_t at = (bytes_.size() + 255) / 256 * 256;
-        bytes_.resize(at + count * sizeof(T));
-        if (count) std::memcpy(bytes_.data() + at, data, count * sizeof(T));
-        return at;
-    }
-    template <class T>
-    size_t add(const std::vector<T>& v) { return add(v.data(), v.size()); }
-
-    void upload() {
-        ONEFIT_CUDA_CHECK(cudaMallocHost(&pinned_, bytes_.size()));
-        std::memcpy(pinned_, bytes_.data(), bytes_.size());
+    explicit Arena(size_t bytes) : bytes_(bytes) {
         size_t free_bytes = 0, total_bytes = 0;
         ONEFIT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-        if (bytes_.size() > free_bytes)
-            throw Error("device 'cuda': the fit needs " + std::to_string(bytes_.size() >> 20) + " MiB of GPU memory, " +
+        if (bytes > free_bytes)
+            throw Error("device 'cuda': the fit needs " + std::to_string(bytes >> 20) + " MiB of GPU memory, " +
                         std::to_string(free_bytes >> 20) + " MiB are free");
-        ONEFIT_CUDA_CHECK(cudaMalloc(&device_, bytes_.size()));
-        ONEFIT_CUDA_CHECK(cudaMemcpy(device_, pinned_, bytes_.size(), cudaMemcpyHostToDevice));
+        void* device = nullptr;
+        ONEFIT_CUDA_CHECK(cudaMalloc(&device, bytes));
+        device_.reset(static_cast<char*>(device));
+        ONEFIT_CUDA_CHECK(cudaMallocHost(&pinned_, bytes));
     }
-    template <class T>
-    T* at(size_t offset) const { return reinterpret_cast<T*>(static_cast<char*>(device_) + offset); }
+    Arena(const Arena&) = delete;
+    Arena& operator=(const Arena&) = delete;
     ~Arena() {
-        if (device_) cudaFree(device_);
         if (pinned_) cudaFreeHost(pinned_);
     }
+    template <class T>
+    void write(size_t offset, const T* data, size_t count) {
+        if (count) std::memcpy(static_cast<char*>(pinned_) + offset, data, count * sizeof(T));
+    }
+    template <class T>
+    void write(size_t offset, const std::vector<T>& v) { write(offset, v.data(), v.size()); }
+    void upload() {  // from pinned memory: synchronous, so the staging can go at once
+        ONEFIT_CUDA_CHECK(cudaMemcpy(device_.get(), pinned_, bytes_, cudaMemcpyHostToDevice));
+        ONEFIT_CUDA_CHECK(cudaFreeHost(pinned_));
+        pinned_ = nullptr;
+    }
+    template <class T>
+    T* at(size_t offset) const { return reinterpret_cast<T*>(device_.get() + offset); }
 
 private:
-    std::vector<char> bytes_;
+    size_t bytes_;
+    DeviceMemory<char> device_;
     void* pinned_ = nullptr;
-    void* device_ = nullptr;
 };
 
 class CudaFit final : public DeviceProgram {
 public:
     CudaFit(TrainingProgram& program, const FitPlan& plan, const std::vector<nn::Metric>& metrics)
-        : program_(program), plan_(plan) {
+        : program_(program), plan_(plan), model_(lower_for_device(program, metrics, plan.seed ^ 0x44524f50ull)) {
         std::string why;
         if (!available(&why)) throw Error("device 'cuda' is not available: " + why + "; use --device cpu");
         const int64_t rows = plan.dataset ? plan.dataset->x().rows() : plan.x.rows;
         BatchSchedule schedule(plan_, rows);
         const int64_t max_rows = std::max(schedule.max_batch_rows(), max_validation_batch(plan));
+        // Features stay views of the caller's rows (PackedData copies only labels).
         const PackedData<float> data = pack_fit_data<float>(program, plan, max_rows);
-        model_ = lower_for_device(program, metrics, plan.seed ^ 0x44524f50ull);
 
         // The whole schedule, every step of every epoch, the same batches as the CPU's.
         std::vector<int32_t> order, batch_rows;
@@ -116,22 +154,48 @@ public:
             epoch_first.push_back(int64_t(batch_start.size()));
         }
         epoch_first_step_ = epoch_first;
-        std::vector<int32_t> val_batches(data.val_batches.begin(), data.val_batches.end());
+        const std::vector<int32_t> val_batches(data.val_batches.begin(), data.val_batches.end());
         has_validation_ = !val_batches.empty();
         logs_.assign(size_t(plan.epochs), EpochLog{});
         const int64_t step = program.optimizer_step;
 
-        Arena& a = arena_;
-        const size_t x = a.add(data.x.data(), data.x.size()), y = a.add(data.y), o = a.add(order), bs = a.add(batch_start),
-                     br = a.add(batch_rows), ef = a.add(epoch_first), vx = a.add(data.val_x.data(), data.val_x.size()), vy = a.add(data.val_y),
-                     vb = a.add(val_batches), p = a.add(program.params), sl = a.add(program.optimizer_slots),
-                     sc = a.add(&step, 1), lg = a.add(logs_);
+        const ArenaCounts counts{data.x.size(),        data.y.size(),       order.size(),
+                                 batch_start.size(),   batch_rows.size(),   epoch_first.size(),
+                                 data.val_x.size(),    data.val_y.size(),   val_batches.size(),
+                                 program.params.size(), program.optimizer_slots.size(), logs_.size()};
+        const ArenaLayout l = arena_layout(counts, sizeof(EpochLog));
+        arena_ = std::make_unique<Arena>(l.layout.total_bytes());
+        Arena& a = *arena_;
+        a.write(l.x, data.x.data(), data.x.size());
+        a.write(l.y, data.y);
+        a.write(l.order, order);
+        a.write(l.batch_start, batch_start);
+        a.write(l.batch_rows, batch_rows);
+        a.write(l.epoch_first, epoch_first);
+        a.write(l.val_x, data.val_x.data(), data.val_x.size());
+        a.write(l.val_y, data.val_y);
+        a.write(l.val_batches, val_batches);
+        a.write(l.params, program.params);
+        a.write(l.slots, program.optimizer_slots);
+        a.write(l.step, &step, 1);
+        a.write(l.logs, logs_);
         a.upload();
-        data_ = DeviceData{a.at<float>(x), a.at<float>(y), int(data.x_width), int(data.y_width), a.at<int32_t>(o),
-                           a.at<int64_t>(bs), a.at<int32_t>(br), a.at<int64_t>(ef), a.at<float>(vx), a.at<float>(vy),
-                           a.at<int32_t>(vb), int(val_batches.size()), int(max_rows), a.at<float>(p),
-                           a.at<float>(sl), a.at<int64_t>(sc), a.at<EpochLog>(lg)};
+        data_ = DeviceData{a.at<float>(l.x), a.at<float>(l.y), int(data.x_width), int(data.y_width),
+                           a.at<int32_t>(l.order), a.at<int64_t>(l.batch_start), a.at<int32_t>(l.batch_rows),
+                           a.at<int64_t>(l.epoch_first), a.at<float>(l.val_x), a.at<float>(l.val_y),
+                           a.at<int32_t>(l.val_batches), int(val_batches.size()), int(max_rows),
+                           a.at<float>(l.params), a.at<float>(l.slots), a.at<int64_t>(l.step),
+                           a.at<EpochLog>(l.logs)};
 
+        cudaStream_t stream = nullptr;
+        ONEFIT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+        stream_owner_.reset(stream);
+        stream_ = stream;
+        for (EventHandle* e : {&start_, &stop_}) {
+            cudaEvent_t event = nullptr;
+            ONEFIT_CUDA_CHECK(cudaEventCreate(&event));
+            e->reset(event);
+        }
         const TinyLayout layout = tiny_layout(model_, data_.x_width, data_.y_width, data_.max_rows);
         smem_bytes_ = size_t(layout.total) * sizeof(float);
         int device = 0, max_smem = 0;
@@ -142,92 +206,114 @@ public:
             ONEFIT_CUDA_CHECK(cudaFuncSetAttribute(tiny_fit_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    int(smem_bytes_)));
         else
-            graph_ = std::make_unique<GraphFit>(model_, data_, epoch_first_step_, batch_rows, val_batches,
-                                                program.optimizer_step, g_launches);
+            graph_ = std::make_unique<GraphFit>(model_, data_, batch_rows, val_batches, stream_);
     }
 
+    // Tiny models: one launch that stops on the device after a non-finite epoch. Graphs: one
+    // launch per epoch and a look at its loss before the next (a few microseconds of sync
+    // against an epoch of milliseconds).
     int64_t run_epochs(int64_t first, int64_t last) override {
-        launch({epoch_first_step_[size_t(first)], epoch_first_step_[size_t(last)], 1, -1});
-        read_logs(first, last);
+        if (tiny_) {
+            timed([&] { launch_tiny({step_of(first), step_of(last), true, -1, true}); });
+            read_logs(first, last);
+            for (int64_t e = first; e < last; ++e)
+                if (!finite_loss(logs_[size_t(e)])) return e + 1;  // where the kernel stopped
+            return last;
+        }
+        for (int64_t e = first; e < last; ++e) {
+            timed([&] { graph_->run_steps(step_of(e), step_of(e + 1), true); });
+            read_logs(e, e + 1);
+            if (!finite_loss(logs_[size_t(e)])) return e + 1;
+        }
         return last;
     }
     void begin_epoch(int64_t epoch) override {
         epoch_ = epoch;
-        cursor_ = epoch_first_step_[size_t(epoch)];
+        cursor_ = step_of(epoch);
     }
-    int64_t steps_in_epoch() const override {
-        return epoch_first_step_[size_t(epoch_) + 1] - epoch_first_step_[size_t(epoch_)];
-    }
+    int64_t steps_in_epoch() const override { return step_of(epoch_ + 1) - step_of(epoch_); }
+    // A chunk of an epoch (a live progress bar's ~30 per epoch): one kernel, or one graph (the
+    // chunks of every epoch have the same batch sizes, so two or three graphs serve them all).
     void train_steps(int64_t count) override {
-        launch({cursor_, cursor_ + count, 0, -1});
+        if (tiny_)
+            timed([&] { launch_tiny({cursor_, cursor_ + count, false, -1, false}); });
+        else
+            timed([&] { graph_->run_steps(cursor_, cursor_ + count, false); });
         cursor_ += count;
         read_logs(epoch_, epoch_ + 1);
     }
     void end_epoch() override {
-        if (has_validation_) launch({0, 0, 0, int(epoch_)});
+        if (has_validation_) {
+            if (tiny_)
+                timed([&] { launch_tiny({0, 0, false, int(epoch_), false}); });
+            else
+                timed([&] { graph_->run_validation(); });
+        }
         read_logs(epoch_, epoch_ + 1);
     }
     const std::vector<EpochLog>& logs() override { return logs_; }
     bool has_validation() const override { return has_validation_; }
+    // Copies on the fit's stream, so they are ordered after the launches before them (the
+    // legacy default stream does not wait for a non-blocking stream).
     void store_state() override {
-        ONEFIT_CUDA_CHECK(cudaMemcpy(program_.params.data(), data_.params, program_.params.size() * sizeof(float),
-                                     cudaMemcpyDeviceToHost));
-        ONEFIT_CUDA_CHECK(cudaMemcpy(program_.optimizer_slots.data(), data_.slots,
-                                     program_.optimizer_slots.size() * sizeof(float), cudaMemcpyDeviceToHost));
-        ONEFIT_CUDA_CHECK(cudaMemcpy(&program_.optimizer_step, data_.step_count, sizeof(int64_t), cudaMemcpyDeviceToHost));
+        copy(program_.params.data(), data_.params, program_.params.size(), cudaMemcpyDeviceToHost);
+        copy(program_.optimizer_slots.data(), data_.slots, program_.optimizer_slots.size(), cudaMemcpyDeviceToHost);
+        copy(&program_.optimizer_step, data_.step_count, 1, cudaMemcpyDeviceToHost);
+        ONEFIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
+    // Everything a launch reads of the state is in device memory (the graphs read the step
+    // count there too), so new weights need nothing recaptured.
     void load_state() override {
-        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.params, program_.params.data(), program_.params.size() * sizeof(float),
-                                     cudaMemcpyHostToDevice));
-        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.slots, program_.optimizer_slots.data(),
-                                     program_.optimizer_slots.size() * sizeof(float), cudaMemcpyHostToDevice));
-        ONEFIT_CUDA_CHECK(cudaMemcpy(data_.step_count, &program_.optimizer_step, sizeof(int64_t), cudaMemcpyHostToDevice));
+        copy(data_.params, program_.params.data(), program_.params.size(), cudaMemcpyHostToDevice);
+        copy(data_.slots, program_.optimizer_slots.data(), program_.optimizer_slots.size(), cudaMemcpyHostToDevice);
+        copy(data_.step_count, &program_.optimizer_step, 1, cudaMemcpyHostToDevice);
+        ONEFIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
 
 private:
-    void launch(LaunchRange range) {
-        if (!start_) {
-            ONEFIT_CUDA_CHECK(cudaEventCreate(&start_));
-            ONEFIT_CUDA_CHECK(cudaEventCreate(&stop_));
-        }
-        ONEFIT_CUDA_CHECK(cudaEventRecord(start_, graph_ ? graph_->stream() : nullptr));
-        if (tiny_) {
-            tiny_fit_kernel<<<1, kTinyThreads, smem_bytes_>>>(model_, data_, range);
-            ++g_launches;
-            ONEFIT_CUDA_CHECK(cudaGetLastError());
-        } else {
-            graph_->run(range);
-        }
-        ONEFIT_CUDA_CHECK(cudaEventRecord(stop_, graph_ ? graph_->stream() : nullptr));
-        ONEFIT_CUDA_CHECK(cudaEventSynchronize(stop_));
+    int64_t step_of(int64_t epoch) const { return epoch_first_step_[size_t(epoch)]; }
+
+    void launch_tiny(LaunchRange range) {
+        tiny_fit_kernel<<<1, kTinyThreads, smem_bytes_, stream_>>>(model_, data_, range);
+        ONEFIT_CUDA_CHECK_LAUNCH();
+    }
+    // Runs what f enqueues and waits for it; its GPU time (CUDA events) goes to
+    // device_milliseconds().
+    template <class F>
+    void timed(F&& f) {
+        ONEFIT_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
+        f();
+        ONEFIT_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+        ONEFIT_CUDA_CHECK(cudaEventSynchronize(stop_.get()));
         float ms = 0;
-        ONEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+        ONEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
         g_device_ms = g_device_ms.load() + ms;
+    }
+    template <class T>
+    void copy(T* to, const T* from, size_t count, cudaMemcpyKind kind) {
+        ONEFIT_CUDA_CHECK(cudaMemcpyAsync(to, from, count * sizeof(T), kind, stream_));
     }
     // The host reads back only the logs it reports: one copy per look.
     void read_logs(int64_t first, int64_t last) {
-        ONEFIT_CUDA_CHECK(cudaMemcpy(logs_.data() + first, data_.logs + first, size_t(last - first) * sizeof(EpochLog),
-                                     cudaMemcpyDeviceToHost));
+        copy(logs_.data() + first, data_.logs + first, size_t(last - first), cudaMemcpyDeviceToHost);
+        ONEFIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
 
     TrainingProgram& program_;
     FitPlan plan_;
     DeviceModel model_{};
     DeviceData data_{};
-    Arena arena_;
+    std::unique_ptr<Arena> arena_;
     std::vector<int64_t> epoch_first_step_;
     std::vector<EpochLog> logs_;
     bool has_validation_ = false, tiny_ = true;
     size_t smem_bytes_ = 0;
+    // Declared before graph_, so destroyed after it: its graphs run on this stream.
+    StreamHandle stream_owner_;
+    cudaStream_t stream_ = nullptr;
+    EventHandle start_, stop_;
     std::unique_ptr<GraphFit> graph_;
-    cudaEvent_t start_ = nullptr, stop_ = nullptr;
     int64_t epoch_ = 0, cursor_ = 0;
-
-public:
-    ~CudaFit() override {
-        if (start_) cudaEventDestroy(start_);
-        if (stop_) cudaEventDestroy(stop_);
-    }
 };
 
 }  // namespace
@@ -259,7 +345,6 @@ std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const Fit
     return std::make_unique<CudaFit>(program, plan, metrics);
 }
 
-long long kernel_launches() { return g_launches.load(); }
 double device_milliseconds() { return g_device_ms.load(); }
 
 }  // namespace onefit::cuda

@@ -23,9 +23,9 @@ std::string describe();
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics);
 
-// Kernel launches (graph launches count one) made since the process started, and the GPU time
-// of the training launches, measured with CUDA events (for bench/gpu_fit).
-long long kernel_launches();
+// GPU time of the fit's launches since the process started, measured with CUDA events (for
+// bench/gpu_fit). Launch counts are observed from outside, with CUPTI
+// (tests/runtime/cupti_launches.hpp): the library keeps no counter of its own.
 double device_milliseconds();
 
 }  // namespace onefit::cuda

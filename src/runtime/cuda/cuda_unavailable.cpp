@@ -13,7 +13,6 @@ std::string describe() { return "no CUDA backend in this build"; }
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram&, const FitPlan&, const std::vector<nn::Metric>&) {
     throw Error("device 'cuda' is not available: onefit was built without the CUDA backend; use --device cpu");
 }
-long long kernel_launches() { return 0; }
 double device_milliseconds() { return 0.0; }
 
 }  // namespace onefit::cuda

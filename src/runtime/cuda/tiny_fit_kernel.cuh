@@ -8,14 +8,14 @@
 
 #include "core/rng.hpp"
 #include "nn/activation.hpp"
-#include "nn/losses.hpp"
-#include "nn/metrics.hpp"
+#include "nn/dropout.hpp"
 #include "nn/optimizer_math.hpp"
-#include "runtime/cuda/device_program.cuh"
+#include "runtime/cuda/device_loss.cuh"
+#include "runtime/cuda/device_model.hpp"
 
 namespace onefit::cuda {
 
-inline constexpr int kTinyThreads = 256;
+inline constexpr int kTinyThreads = kBlockThreads;
 
 // Shared-memory layout, in floats. The host computes it too, to decide whether the model fits.
 struct TinyLayout {
@@ -34,27 +34,17 @@ __host__ __device__ inline TinyLayout tiny_layout(const DeviceModel& m, int x_wi
         l.act[i] = at;
         at += 3 * int64_t(max_rows) * m.ops[i].out;
     }
-    l.scratch = at, at += int64_t(kTinyThreads) * (1 + kMaxMetrics);
+    l.scratch = at, at += kTinyThreads;  // block_sum's
     l.total = at;
     return l;
 }
 
 struct TinyBuffers {
     float *params, *grads, *slots, *xb, *yb, *scratch;
-    float* z[kMaxOps];
+    float* z[kMaxOps];   // Dropout: its mask
     float* a[kMaxOps];
     float* da[kMaxOps];
 };
-
-// Sum of one value per thread, returned to every thread (fixed order: deterministic).
-__device__ inline double block_sum(float* scratch, float v) {
-    scratch[threadIdx.x] = v;
-    __syncthreads();
-    double total = 0;
-    for (int i = 0; i < blockDim.x; ++i) total += scratch[i];
-    __syncthreads();
-    return total;
-}
 
 __device__ inline float weight_at(const DeviceOp& op, const float* params, int k, int j) {
     return op.out_major ? params[op.weight + int64_t(j) * op.in + k] : params[op.weight + int64_t(k) * op.out + j];
@@ -66,7 +56,7 @@ __device__ inline void tiny_forward(const DeviceModel& m, TinyBuffers& b, const 
     for (int i = 0; i < m.n_ops; ++i) {
         const DeviceOp& op = m.ops[i];
         const int n = rows * op.out;
-        if (op.kind == 0) {
+        if (op.kind == Layer::Kind::Dense) {
             for (int idx = threadIdx.x; idx < n; idx += blockDim.x) {  // z = x W + b
                 const int r = idx / op.out, j = idx % op.out;
                 float s = op.use_bias ? b.params[op.bias + j] : 0.0f;
@@ -75,69 +65,24 @@ __device__ inline void tiny_forward(const DeviceModel& m, TinyBuffers& b, const 
             }
             __syncthreads();
             if (op.activation == Activation::softmax) {
-                for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-                    const float* zr = b.z[i] + r * op.out;
-                    float* ar = b.a[i] + r * op.out;
-                    float mx = zr[0], s = 0;
-                    for (int j = 1; j < op.out; ++j) mx = fmaxf(mx, zr[j]);
-                    for (int j = 0; j < op.out; ++j) s += (ar[j] = nn::exp_fast(zr[j] - mx));
-                    for (int j = 0; j < op.out; ++j) ar[j] /= s;
-                }
+                for (int r = threadIdx.x; r < rows; r += blockDim.x)
+                    nn::softmax_row(b.z[i] + r * op.out, b.a[i] + r * op.out, int64_t(op.out));
             } else {
                 nn::with_activation(op.activation, [&]<Activation A>() {
                     for (int idx = threadIdx.x; idx < n; idx += blockDim.x) b.a[i][idx] = nn::activate<A>(b.z[i][idx]);
                 });
             }
-        } else {  // inverted dropout, mask from (seed, step, op): the CPU draws the same one
+        } else {  // Dropout: the mask (kept in z) from (seed, step, op), the same one the CPU draws
             const uint64_t key = dropout_key(m.dropout_seed, step, i);
-            const float keep = 1.0f / (1.0f - op.rate);
+            const float keep = nn::dropout_keep_scale<float>(op.rate);
             for (int idx = threadIdx.x; idx < n; idx += blockDim.x) {
-                const float mask = !training || op.rate == 0.0f ? 1.0f
-                                   : hash_uniform(key, uint64_t(idx)) < op.rate ? 0.0f : keep;
-                b.z[i][idx] = mask;
-                b.a[i][idx] = in[idx] * mask;
+                b.z[i][idx] = nn::dropout_mask(training, op.rate, keep, key, uint64_t(idx));
+                b.a[i][idx] = in[idx] * b.z[i][idx];
             }
         }
         __syncthreads();
         in = b.a[i];
     }
-}
-
-// Loss (and, with grad, dL/d(last output or logits) into da[last]) plus metric sums, per thread.
-__device__ inline void tiny_loss(const DeviceModel& m, TinyBuffers& b, const float* y, int y_width, int rows,
-                                 bool grad, LogSums& sums) {
-    const int last = m.n_ops - 1, w = m.output_width;
-    const float* in = m.loss_takes_logits ? b.z[last] : b.a[last];
-    const float scale = 1.0f / float(rows);
-    float loss = 0;
-    if (m.loss == LossKind::categorical_crossentropy || m.loss == LossKind::sparse_categorical_crossentropy) {
-        const bool sparse = m.loss == LossKind::sparse_categorical_crossentropy;
-        for (int r = threadIdx.x; r < rows; r += blockDim.x)
-            loss += nn::crossentropy_row(in + r * w, y + r * y_width, w, sparse, m.loss_takes_logits != 0,
-                                         grad ? b.da[last] + r * w : nullptr, scale);
-    } else {  // labels are packed as wide as the output: one element per thread
-        const float elem_scale = scale / float(w);
-        for (int idx = threadIdx.x; idx < rows * w; idx += blockDim.x) {
-            nn::ValueAndGrad<float> f{};
-            if (m.loss == LossKind::binary_crossentropy && m.loss_takes_logits) f = nn::bce_logit_loss(in[idx], y[idx]);
-            else if (m.loss == LossKind::log_cosh) f = nn::element_loss<LossKind::log_cosh>(in[idx], y[idx], 0.0f);
-            else if (m.loss == LossKind::mean_squared_error) f = nn::element_loss<LossKind::mean_squared_error>(in[idx], y[idx], 0.0f);
-            else if (m.loss == LossKind::mean_absolute_error) f = nn::element_loss<LossKind::mean_absolute_error>(in[idx], y[idx], 0.0f);
-            else if (m.loss == LossKind::huber) f = nn::element_loss<LossKind::huber>(in[idx], y[idx], m.huber_delta);
-            else f = nn::element_loss<LossKind::binary_crossentropy>(in[idx], y[idx], 0.0f);
-            loss += f.value / float(w);
-            if (grad) b.da[last][idx] = f.grad * elem_scale;
-        }
-    }
-    sums.loss += block_sum(b.scratch, loss);
-    for (int k = 0; k < m.n_metrics; ++k) {
-        float v = 0;
-        for (int r = threadIdx.x; r < rows; r += blockDim.x)
-            v += float(nn::metric_sum(m.metrics[k], b.a[last] + r * w, y + r * y_width, 1, w, y_width));
-        sums.metrics[k] += block_sum(b.scratch, v);
-    }
-    sums.samples += rows;
-    __syncthreads();
 }
 
 __device__ inline void tiny_backward(const DeviceModel& m, TinyBuffers& b, const float* x, int rows) {
@@ -147,21 +92,16 @@ __device__ inline void tiny_backward(const DeviceModel& m, TinyBuffers& b, const
         float* din = i == 0 ? nullptr : b.da[i - 1];
         float* dz = b.da[i];
         const int n = rows * op.out;
-        if (op.kind == 1) {
+        if (op.kind == Layer::Kind::Dropout) {
             if (din)
                 for (int idx = threadIdx.x; idx < n; idx += blockDim.x) din[idx] = dz[idx] * b.z[i][idx];
             __syncthreads();
             continue;
         }
-        const bool fused = i == m.n_ops - 1 && m.loss_takes_logits;
+        const bool fused = i == m.n_ops - 1 && m.loss_takes_logits;  // the loss gave dL/dz already
         if (!fused && op.activation == Activation::softmax) {
-            for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-                const float* p = b.a[i] + r * op.out;
-                float* g = dz + r * op.out;
-                float dot = 0;
-                for (int j = 0; j < op.out; ++j) dot += g[j] * p[j];
-                for (int j = 0; j < op.out; ++j) g[j] = p[j] * (g[j] - dot);
-            }
+            for (int r = threadIdx.x; r < rows; r += blockDim.x)
+                nn::softmax_backward_row(b.a[i] + r * op.out, dz + r * op.out, int64_t(op.out));
         } else if (!fused) {
             nn::with_activation(op.activation, [&]<Activation A>() {
                 for (int idx = threadIdx.x; idx < n; idx += blockDim.x)
@@ -202,11 +142,12 @@ __device__ inline void tiny_optimizer_step(const DeviceModel& m, TinyBuffers& b,
 }
 
 __device__ inline void tiny_validate(const DeviceModel& m, const DeviceData& d, TinyBuffers& b, LogSums& sums) {
+    const int last = m.n_ops - 1;
     int64_t row = 0;
     for (int v = 0; v < d.n_val_batches; ++v) {
         const int rows = d.val_batch_rows[v];
         tiny_forward(m, b, d.val_x + row * d.x_width, rows, false, 0);
-        tiny_loss(m, b, d.val_y + row * d.y_width, d.y_width, rows, false, sums);
+        batch_loss(m, b.z[last], b.a[last], d.val_y + row * d.y_width, d.y_width, rows, nullptr, b.scratch, sums);
         row += rows;
     }
 }
@@ -231,20 +172,20 @@ __global__ void __launch_bounds__(kTinyThreads) tiny_fit_kernel(DeviceModel m, D
         return;
     }
     if (range.step_begin >= range.step_end) return;
-    int epoch = 0;
-    while (d.epoch_first_step[epoch + 1] <= range.step_begin) ++epoch;
+    const int last = m.n_ops - 1;
+    int epoch = epoch_of_step(d.epoch_first_step, range.step_begin);
     LogSums train = d.logs[epoch].train;  // continue the epoch's sums (chunked launches)
     bool unsaved = false;
     for (int64_t s = range.step_begin; s < range.step_end; ++s) {
         const int rows = d.batch_rows[s];
         const int32_t* order = d.order + d.batch_start[s];
         for (int idx = threadIdx.x; idx < rows * d.x_width; idx += blockDim.x)  // gather the batch
-            b.xb[idx] = d.x[int64_t(order[idx / d.x_width]) * d.x_width + idx % d.x_width];
+            b.xb[idx] = batch_element(d.x, d.x_width, order, idx);
         for (int idx = threadIdx.x; idx < rows * d.y_width; idx += blockDim.x)
-            b.yb[idx] = d.y[int64_t(order[idx / d.y_width]) * d.y_width + idx % d.y_width];
+            b.yb[idx] = batch_element(d.y, d.y_width, order, idx);
         __syncthreads();
         tiny_forward(m, b, b.xb, rows, true, t);
-        tiny_loss(m, b, b.yb, d.y_width, rows, true, train);
+        batch_loss(m, b.z[last], b.a[last], b.yb, d.y_width, rows, b.da[last], b.scratch, train);
         tiny_backward(m, b, b.xb, rows);
         tiny_optimizer_step(m, b, ++t);
         unsaved = true;
@@ -256,6 +197,9 @@ __global__ void __launch_bounds__(kTinyThreads) tiny_fit_kernel(DeviceModel m, D
                 tiny_validate(m, d, b, val);
                 if (threadIdx.x == 0) d.logs[epoch].validation = val;
             }
+            // As DeviceProgram::finite_loss: stop after this epoch, its parameters kept. Every
+            // thread holds the same sums (block_sum), so all of them leave the loop together.
+            if (range.stop_after_nonfinite && !isfinite(train.loss)) break;
             ++epoch;
             train = LogSums{};
         }

@@ -1,8 +1,11 @@
 // The training program as the GPU kernels see it: plain structs passed by value as kernel
 // arguments, plus device pointers into one arena that holds all data, parameters and logs.
+// Plain C++ (no CUDA types), so host-side tests can include it; the few lookups both kernel
+// paths need are ONEFIT_HD functions here, written once.
 #pragma once
 #include <cstdint>
 
+#include "core/hd.hpp"
 #include "nn/metrics.hpp"
 #include "nn/optimizer_math.hpp"
 #include "onefit/layers.hpp"
@@ -14,20 +17,19 @@ namespace onefit::cuda {
 inline constexpr int kMaxOps = 16;
 
 struct DeviceOp {
-    int kind;  // 0 dense, 1 dropout
+    Layer::Kind kind;
     int in, out;
     Activation activation;
-    int use_bias, out_major;
+    bool use_bias, out_major;
     int64_t weight, bias;  // offsets into the parameters
-    float rate;
+    float rate;            // Dropout
 };
 
 struct DeviceModel {
     DeviceOp ops[kMaxOps];
     int n_ops;
-    LossKind loss;
-    int loss_takes_logits;
-    float huber_delta;
+    Loss loss;
+    bool loss_takes_logits;
     int output_width;
     Optimizer optimizer;
     int64_t n_params;
@@ -54,12 +56,29 @@ struct DeviceData {
     EpochLog* logs;                 // per epoch
 };
 
-// What one launch does: global steps [step_begin, step_end) (validating at each epoch end it
-// crosses when validate), or only the validation of validate_epoch (>= 0).
+// What one launch of the persistent kernel does: global steps [step_begin, step_end)
+// (validating at each epoch end it crosses when validate), or only the validation of
+// validate_epoch (>= 0). With stop_after_nonfinite, it stops after the first epoch whose
+// training loss is not finite (DeviceProgram::run_epochs).
 struct LaunchRange {
     int64_t step_begin, step_end;
-    int validate;
+    bool validate;
     int validate_epoch;
+    bool stop_after_nonfinite;
 };
+
+// The epoch that global step `step` belongs to (epoch_first_step is ascending, one entry per
+// epoch plus the end; epochs before initial_epoch have no steps).
+ONEFIT_HD int epoch_of_step(const int64_t* epoch_first_step, int64_t step) {
+    int e = 0;
+    while (epoch_first_step[e + 1] <= step) ++e;
+    return e;
+}
+
+// Element idx of a gathered batch (rows of `width` values, row-major) whose rows are
+// order[0], order[1], ... of the packed array `data`.
+ONEFIT_HD float batch_element(const float* data, int width, const int32_t* order, int64_t idx) {
+    return data[int64_t(order[idx / width]) * width + idx % width];
+}
 
 }  // namespace onefit::cuda
