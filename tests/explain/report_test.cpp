@@ -8,7 +8,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "onefit/explain.hpp"
 #include "onefit/onefit.hpp"
@@ -141,6 +145,42 @@ TEST(ExplainReport, FitPhasesSplitTheProgramTimeWithTheCalibration) {
     EXPECT_NEAR(seconds_of("host->device transfer"), transfer, 1e-18);
     EXPECT_NEAR(seconds_of("program build"), fp.prepare_seconds - transfer, 1e-18);
     EXPECT_NEAR(seconds_of("other"), kTimes.fit_seconds - fp.prepare_seconds - fp.program_seconds, 1e-18);
+}
+
+// The points="x,y x,y ..." of each <polyline> in the page, in order.
+std::vector<std::vector<std::pair<double, double>>> polylines(const std::string& html) {
+    std::vector<std::vector<std::pair<double, double>>> lines;
+    const std::regex polyline("<polyline[^>]* points=\"([^\"]*)\""), point("([^ ,]+),([^ ]+)");
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), polyline); it != std::sregex_iterator(); ++it) {
+        const std::string points = (*it)[1];
+        lines.emplace_back();
+        for (auto p = std::sregex_iterator(points.begin(), points.end(), point); p != std::sregex_iterator(); ++p)
+            lines.back().push_back({std::stod((*p)[1]), std::stod((*p)[2])});
+    }
+    return lines;
+}
+
+TEST(ExplainReport, HtmlLossCurvesPlotEveryFiniteValueOnOneLinearScale) {
+    // loss {1.0, 0.5, 0.25} and val_loss {1.1, 0.7, NaN} share one chart.
+    const auto lines = polylines(explain_html(sample_report()));
+    ASSERT_EQ(lines.size(), 2u);
+    const std::vector<std::pair<double, double>>& loss = lines[0];
+    const std::vector<std::pair<double, double>>& val = lines[1];
+    ASSERT_EQ(loss.size(), 3u);
+    ASSERT_EQ(val.size(), 2u);  // the NaN epoch is left out, not drawn at 0
+    // Epochs evenly spaced left to right, the same x for the same epoch in both series.
+    EXPECT_NEAR(loss[1].first - loss[0].first, loss[2].first - loss[1].first, 0.1);
+    EXPECT_GT(loss[1].first, loss[0].first);
+    EXPECT_NEAR(val[0].first, loss[0].first, 0.1);
+    EXPECT_NEAR(val[1].first, loss[1].first, 0.1);
+    // y is one decreasing affine function of the value (SVG's y grows downwards): the pixels
+    // per unit from loss's first and last points predict every other point, val_loss's too.
+    const double per_unit = (loss[2].second - loss[0].second) / (0.25 - 1.0);
+    EXPECT_LT(per_unit, 0);
+    const auto y_of = [&](double v) { return loss[0].second + per_unit * (v - 1.0); };
+    EXPECT_NEAR(loss[1].second, y_of(0.5), 0.2);
+    EXPECT_NEAR(val[0].second, y_of(1.1), 0.2);
+    EXPECT_NEAR(val[1].second, y_of(0.7), 0.2);
 }
 
 TEST(ExplainReport, PhaseTableListsEveryPhaseAndATotal) {
