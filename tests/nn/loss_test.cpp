@@ -115,9 +115,10 @@ TEST(Losses, BinaryCrossentropyClipsProbabilitiesAtEpsilon) {
     EXPECT_NEAR(got, 7 * std::numbers::ln10, 1e-8);
     // Just outside [eps, 1 - eps] the cost is the clip's; just inside, the probability's own:
     // -log(5e-8) would be 7 ln 10 + ln 2, -log(2e-7) is 7 ln 10 - ln 2.
-    const double outside = library_loss(make_loss(LossKind::binary_crossentropy), false, {{5e-8, 1 - 5e-8}}, {{1.0, 0.0}});
+    const Loss bce = make_loss(LossKind::binary_crossentropy);
+    const double outside = library_loss(bce, false, {{5e-8, 1 - 5e-8}}, {{1.0, 0.0}});
     EXPECT_NEAR(outside, 7 * std::numbers::ln10, 1e-8);
-    const double inside = library_loss(make_loss(LossKind::binary_crossentropy), false, {{2e-7, 1 - 2e-7}}, {{1.0, 0.0}});
+    const double inside = library_loss(bce, false, {{2e-7, 1 - 2e-7}}, {{1.0, 0.0}});
     EXPECT_NEAR(inside, 7 * std::numbers::ln10 - std::numbers::ln2, 1e-8);
 }
 

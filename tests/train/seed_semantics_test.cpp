@@ -170,7 +170,8 @@ TEST(SeedSemantics, SgdStepsMoveWeightsByLearningRateTimesTheFiniteDifferenceGra
     std::vector<double> w = from_keras_weights(as_keras_weights(known_params()));  // float-rounded start
     const std::vector<double> start = w;
     for (int64_t begin : {0, 100}) {
-        const std::vector<double> g = seed_gradient(w, s.data.x_train, s.data.y_train, begin, std::min<int64_t>(begin + 100, 105));
+        const int64_t end = std::min<int64_t>(begin + 100, 105);
+        const std::vector<double> g = seed_gradient(w, s.data.x_train, s.data.y_train, begin, end);
         for (size_t i = 0; i < w.size(); ++i) w[i] -= lr * g[i];
     }
     const std::vector<double> got = from_keras_weights(model.get_weights());
