@@ -1,7 +1,7 @@
 // exp and log1p for the step loop. The float versions are branch-free polynomial forms
-// (Cephes-style, within 2 ulp over the range training uses) that inline and vectorise; glibc's
-// expf/log1pf are calls that cannot, and were 20% of the seed's fit. Double stays exact so the
-// finite-difference gradient tests check the formulas, not the approximations.
+// (Cephes-style, within kFastMathMaxUlp over the range training uses) that inline and
+// vectorise; glibc's expf/log1pf are calls that cannot, and were 20% of the seed's fit. Double
+// stays exact so the finite-difference gradient tests check the formulas, not the approximations.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -10,6 +10,12 @@
 #include "core/hd.hpp"
 
 namespace onefit::nn {
+
+// The accuracy the float forms promise, in float ulps of the exact result: exp_fast over its
+// unclamped range [-87, 88], log1p_unit_fast over [0, 1]. tests/nn/fastmath_test.cpp holds
+// them to it. Measured over every float in those ranges (GCC 12, -O3, Zen 3): exp_fast 1.02
+// ulp with -march=native (FMA), 0.99 without; log1p_unit_fast 1.97 either way.
+inline constexpr double kFastMathMaxUlp = 2.0;
 
 ONEFIT_HD float bits_to_float(uint32_t u) {
 #if defined(__CUDA_ARCH__)

@@ -2,6 +2,7 @@
 // stderr and the exit status, and checks what a user would see.
 #include <gtest/gtest.h>
 
+#include "onefit/onefit.hpp"
 #include "support/run_cli.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,11 +53,32 @@ constexpr const char* kCoverageWarning = "without shuffling";               // c
 
 }  // namespace
 
+// The seed experiment through the library (examples/iris.json's settings, the rows in order).
+onefit::History library_seed_fit() {
+    using namespace onefit;
+    const LabeledData iris = load_iris();
+    const TrainTestSplit data = train_test_split(iris.x, iris.y, 0.30, false);
+    Sequential model({4}, 0);
+    model.add(Dense(32, "relu", true, "relu")).add(Dense(3, "softmax", true, "softmax"));
+    model.compile(Adam(0.1f), loss_from_name("log_cosh"));
+    FitOptions o;
+    o.batch_size = 20;
+    o.epochs = 20;
+    o.shuffle = false;
+    o.seed = 0;
+    o.verbose = 0;
+    o.validation_data = {data.x_test, data.y_test};
+    return model.fit(data.x_train, data.y_train, o);
+}
+
 TEST(CliFit, SilentSeedRunPrintsFinalValLossAndTime) {
     const CliResult r = run_cli({"fit", "--verbose", "0"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out.find("Epoch"), std::string::npos);
-    EXPECT_GE(final_value(r.out, "val_loss"), 0.0) << r.out;
+    // The final losses are the library's for the same fit, to the 4 decimals printed.
+    const onefit::History h = library_seed_fit();
+    EXPECT_NEAR(final_value(r.out, "val_loss"), h["val_loss"].back(), 0.5e-4 + 1e-12) << r.out;
+    EXPECT_NEAR(final_value(r.out, "loss"), h["loss"].back(), 0.5e-4 + 1e-12) << r.out;
     // 20 epochs of ceil(105 / 20) = 6 steps.
     EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\nTime: [0-9.]+ s \([0-9.]+ us/step, 120 steps\)\n)"))) << r.out;
     EXPECT_NE(r.out.find("iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh"), std::string::npos);

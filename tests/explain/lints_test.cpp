@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "onefit/explain.hpp"
 
@@ -50,43 +53,124 @@ TEST(ExplainLints, LabelBroadcastAndClassCoverageComeFromFitWarnings) {
     EXPECT_TRUE(has(lints, "class_coverage"));
 }
 
-TEST(ExplainLints, SingleClassValidationFires) {
+TEST(ExplainLints, SingleClassValidationFiresOnlyWhenEveryLabelIsOneClass) {
     Clean c;
     for (int64_t i = 0; i < 30; ++i) c.y_val[i] = 2;
     EXPECT_TRUE(has(lint_fit(c.input), "single_class_validation"));
+    c.y_val[29] = 0;  // one row of another class is enough
+    EXPECT_FALSE(has(lint_fit(c.input), "single_class_validation"));
 }
 
-TEST(ExplainLints, FeatureScalesFireAboveA100xStdRatio) {
+TEST(ExplainLints, SingleClassValidationNeedsAClassifier) {
     Clean c;
-    for (int64_t i = 0; i < 100; ++i) c.x.at(i, 1) = static_cast<float>(i % 5) * 1000;
-    EXPECT_TRUE(has(lint_fit(c.input), "feature_scales"));
+    for (int64_t i = 0; i < 30; ++i) c.y_val[i] = 1;
+    c.input.output_width = 1;
+    c.input.loss = LossKind::mean_squared_error;  // one regression output: a constant target is fine
+    EXPECT_FALSE(has(lint_fit(c.input), "single_class_validation"));
+    c.input.loss = LossKind::binary_crossentropy;  // one sigmoid output is a classifier
+    EXPECT_TRUE(has(lint_fit(c.input), "single_class_validation"));
 }
 
-TEST(ExplainLints, RisingLossFires) {
+// Column 0 alternates -1, 1 (std exactly 1); column 1 alternates -s, s (std s): the ratio is s.
+bool feature_scales_fire_at_ratio(float s) {
     Clean c;
-    c.history.history["loss"] = {0.5, 0.7, 0.9};
-    EXPECT_TRUE(has(lint_fit(c.input), "loss_rising"));
+    for (int64_t i = 0; i < 100; ++i) {
+        c.x.at(i, 0) = i % 2 ? 1.0f : -1.0f;
+        c.x.at(i, 1) = i % 2 ? s : -s;
+    }
+    return has(lint_fit(c.input), "feature_scales");
 }
 
-TEST(ExplainLints, NanLossFires) {
+TEST(ExplainLints, FeatureScalesFireAboveA100xStdRatioAndNotAtIt) {
+    EXPECT_TRUE(feature_scales_fire_at_ratio(1000.0f));
+    EXPECT_TRUE(feature_scales_fire_at_ratio(100.01f));
+    EXPECT_FALSE(feature_scales_fire_at_ratio(100.0f));
+    EXPECT_FALSE(feature_scales_fire_at_ratio(99.99f));
+    EXPECT_TRUE(feature_scales_fire_at_ratio(1.0f / 100.01f));  // either column may be the wide one
+    EXPECT_FALSE(feature_scales_fire_at_ratio(1.0f / 99.99f));
+}
+
+TEST(ExplainLints, FeatureScalesIgnoreConstantColumns) {
     Clean c;
-    c.history.history["loss"] = {0.5, NAN};
-    EXPECT_TRUE(has(lint_fit(c.input), "loss_diverged"));
+    for (int64_t i = 0; i < 100; ++i) c.x.at(i, 0) = 5.0f;  // std 0: no scale to compare with column 1's
+    EXPECT_FALSE(has(lint_fit(c.input), "feature_scales"));
+}
+
+bool loss_rising(std::vector<double> loss) {
+    Clean c;
+    c.history.history["loss"] = std::move(loss);
+    return has(lint_fit(c.input), "loss_rising");
+}
+
+TEST(ExplainLints, RisingLossFiresWhenTheLastLossExceedsTheFirst) {
+    EXPECT_TRUE(loss_rising({0.5, 0.7, 0.9}));
+    EXPECT_TRUE(loss_rising({0.5, 0.5 + 1e-9}));
+    EXPECT_FALSE(loss_rising({0.5, 0.5}));
+    EXPECT_FALSE(loss_rising({0.5, 0.4999}));
+    EXPECT_FALSE(loss_rising({0.5}));  // one epoch has no trend
+}
+
+TEST(ExplainLints, RisingLossFiresWhenTheLastLossExceedsOneAndAHalfTimesTheLowest) {
+    EXPECT_TRUE(loss_rising({1.0, 0.5, 0.75 + 1e-6}));
+    EXPECT_FALSE(loss_rising({1.0, 0.5, 0.75}));  // exactly 1.5 x the lowest
+    EXPECT_FALSE(loss_rising({1.0, 0.5, 0.7499}));
+    // Losses near zero: 1.5 x a tiny lowest is still tiny; a rise under 1e-6 is noise.
+    EXPECT_FALSE(loss_rising({1.0, 1e-7, 9e-7}));
+    EXPECT_TRUE(loss_rising({1.0, 1e-7, 1.2e-6}));
+}
+
+TEST(ExplainLints, NanOrInfiniteLossFiresDivergedAtItsEpoch) {
+    for (double bad : {double(NAN), double(INFINITY), -double(INFINITY)}) {
+        SCOPED_TRACE(bad);
+        Clean c;
+        c.history.history["loss"] = {0.5, 0.4, bad, 0.3};
+        const std::vector<Lint> lints = lint_fit(c.input);
+        ASSERT_TRUE(has(lints, "loss_diverged"));
+        EXPECT_FALSE(has(lints, "loss_rising"));
+        for (const Lint& l : lints) {
+            if (l.id == "loss_diverged") {
+                EXPECT_NE(l.message.find("at epoch 3"), std::string::npos) << l.message;
+            }
+        }
+    }
+}
+
+bool overhead_bound(double compute, double overhead) {
+    Clean c;
+    c.input.step_compute_seconds = compute;
+    c.input.step_overhead_seconds = overhead;
+    return has(lint_fit(c.input), "overhead_bound");
 }
 
 TEST(ExplainLints, OverheadBoundFiresWhenComputeIsBelowDispatch) {
-    Clean c;
-    c.input.step_compute_seconds = 1e-7;
-    c.input.step_overhead_seconds = 5e-6;
-    EXPECT_TRUE(has(lint_fit(c.input), "overhead_bound"));
+    EXPECT_TRUE(overhead_bound(1e-7, 5e-6));
+    EXPECT_TRUE(overhead_bound(4.999e-6, 5e-6));
+    EXPECT_FALSE(overhead_bound(5e-6, 5e-6));
+    EXPECT_FALSE(overhead_bound(5.001e-6, 5e-6));
+    EXPECT_FALSE(overhead_bound(0, 0));  // no overhead measured: nothing to compare
 }
 
-TEST(ExplainLints, TinyLastBatchFiresBelowTenPercent) {
+bool tiny_last_batch(int64_t rows, int64_t batch, int64_t steps_per_epoch = -1) {
     Clean c;
-    c.input.train_rows = 101;  // last batch of 1 with batch 20
-    EXPECT_TRUE(has(lint_fit(c.input), "tiny_last_batch"));
-    c.input.train_rows = 105;  // last batch of 5: 25%, fine
-    EXPECT_FALSE(has(lint_fit(c.input), "tiny_last_batch"));
+    c.input.train_rows = rows;
+    c.input.batch_size = batch;
+    c.input.steps_per_epoch = steps_per_epoch;
+    return has(lint_fit(c.input), "tiny_last_batch");
+}
+
+TEST(ExplainLints, TinyLastBatchFiresBelowTenPercentOfTheBatch) {
+    EXPECT_TRUE(tiny_last_batch(101, 20));   // 1 row of 20: 5%
+    EXPECT_TRUE(tiny_last_batch(62, 30));    // 2 of 30: 6.7%
+    EXPECT_FALSE(tiny_last_batch(63, 30));   // 3 of 30: exactly 10%
+    EXPECT_FALSE(tiny_last_batch(64, 30));   // 4 of 30
+    EXPECT_FALSE(tiny_last_batch(105, 20));  // 5 of 20: 25%
+    EXPECT_FALSE(tiny_last_batch(100, 20));  // no short batch
+}
+
+TEST(ExplainLints, TinyLastBatchNeedsMoreThanOneBatchAndOnePassPerEpoch) {
+    EXPECT_FALSE(tiny_last_batch(1, 20));      // the only batch is the whole data
+    EXPECT_TRUE(tiny_last_batch(21, 20));
+    EXPECT_FALSE(tiny_last_batch(21, 20, 5));  // steps_per_epoch: batches continue across passes
 }
 
 }  // namespace

@@ -1,46 +1,120 @@
 // Work accounting and the cost model's arithmetic, checked against sums done by hand.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "onefit/explain.hpp"
 #include "onefit/onefit.hpp"
+#include "program/training_program.hpp"
 
 namespace onefit {
 namespace {
 
-Sequential iris_model() {
-    Sequential model({4}, 0);
-    model.add(Dense(32, "relu")).add(Dense(3, "softmax"));
-    model.compile(Adam(0.1f), loss_from_name("log_cosh"));
+// A Dense layer as the tests build it: the cost model's counts follow from these shapes alone.
+struct DenseShape {
+    int64_t in, out;
+    std::string activation;
+    bool bias = true;
+};
+
+Sequential model_of(const std::vector<DenseShape>& layers, const Optimizer& optimizer, float dropout_after_first = 0) {
+    Sequential model({layers.front().in}, 0);
+    for (size_t i = 0; i < layers.size(); ++i) {
+        model.add(Dense(layers[i].out, layers[i].activation, layers[i].bias));
+        if (i == 0 && dropout_after_first > 0) model.add(Dropout(dropout_after_first));
+    }
+    model.compile(optimizer, loss_from_name("mse"));
     return model;
 }
 
+const std::vector<DenseShape> kIrisLayers = {{4, 32, "relu"}, {32, 3, "softmax"}};
+
+Sequential iris_model() { return model_of(kIrisLayers, Adam(0.1f)); }
+
+// Floats the update reads and writes per parameter, counted from the arrays it touches: the
+// parameter and its gradient read, the parameter written, and each state slot the optimizer
+// keeps (observed in the compiled program) read and written.
+double update_floats_per_parameter(const Sequential& model) {
+    const TrainingProgram& program = model.program();
+    const double slots = double(program.optimizer_slots.size()) / double(program.param_count());
+    return 3 + 2 * slots;
+}
+
+// docs/explain.md's cost model, counted here from the layer shapes and the batch.
+struct HandCount {
+    double macs = 0, params = 0, activation_widths = 0, blas_macs = 0;
+    double forward = 0, backward = 0, optimizer = 0, flops = 0, bytes = 0;
+};
+
+HandCount hand_count(const std::vector<DenseShape>& layers, double dropout_width, double update_floats, double batch) {
+    HandCount c;
+    for (const DenseShape& l : layers) {
+        c.macs += double(l.in * l.out);                         // one multiply-add per weight and sample
+        c.params += double(l.in * l.out) + (l.bias ? double(l.out) : 0);
+        c.activation_widths += double(l.out);
+        if (l.in * l.out >= 512) c.blas_macs += double(l.in * l.out);  // README: from 512 weights, LIBXSMM
+    }
+    c.activation_widths += dropout_width;       // a Dropout layer's output is an activation too
+    c.forward = 2 * c.macs * batch;             // a multiply-add is 2 flops
+    c.backward = 2 * c.forward;                 // dX and dW: two products the size of the forward one
+    c.optimizer = 10 * c.params;                // the model's flat figure per parameter
+    c.flops = c.forward + c.backward + c.optimizer;
+    // Per parameter: read forward and backward, then the update's traffic. Per sample: the
+    // input read, each activation written forward, read backward, its gradient written.
+    const double input = double(layers.front().in);
+    c.bytes = 4 * (c.params * (2 + update_floats) + batch * (input + 3 * c.activation_widths));
+    return c;
+}
+
 TEST(ExplainWork, StepWorkOfIrisModelMatchesHandCount) {
-    // MACs/sample = 4*32 + 32*3 = 224; params = 4*32+32 + 32*3+3 = 259; batch 20.
-    const StepWork w = step_work(iris_model(), 20);
-    EXPECT_EQ(w.forward_macs_per_sample, 224);
-    EXPECT_EQ(w.params, 259);
+    const Sequential model = iris_model();
+    EXPECT_EQ(update_floats_per_parameter(model), 7);  // Adam: p, g, m, v read; p, m, v written
+    const HandCount c = hand_count(kIrisLayers, 0, update_floats_per_parameter(model), 20);
+    const StepWork w = step_work(model, 20);
+    EXPECT_EQ(w.forward_macs_per_sample, c.macs);
+    EXPECT_EQ(w.params, c.params);
+    EXPECT_EQ(w.params, model.count_params());
     EXPECT_EQ(w.dense_layers, 2);
-    EXPECT_DOUBLE_EQ(w.forward_flops, 2.0 * 224 * 20);   // 8960
-    EXPECT_DOUBLE_EQ(w.backward_flops, 2.0 * 8960);      // 17920
-    EXPECT_DOUBLE_EQ(w.optimizer_flops, 10.0 * 259);     // 2590
-    EXPECT_DOUBLE_EQ(w.flops, 8960 + 17920 + 2590);
-    // Adam: params * (2 + 7) floats; activations: batch * (4 inputs + 3 * (32 + 3)).
-    EXPECT_DOUBLE_EQ(w.bytes, 4.0 * (259 * 9 + 20 * (4 + 3 * 35)));
+    EXPECT_DOUBLE_EQ(w.forward_flops, c.forward);
+    EXPECT_DOUBLE_EQ(w.backward_flops, c.backward);
+    EXPECT_DOUBLE_EQ(w.optimizer_flops, c.optimizer);
+    EXPECT_DOUBLE_EQ(w.flops, c.flops);
+    EXPECT_DOUBLE_EQ(w.bytes, c.bytes);
     EXPECT_DOUBLE_EQ(w.blas_fraction, 0.0);  // Iris's layers stay in onefit's own kernels
 }
 
+TEST(ExplainWork, StepWorkCountsDropoutActivationsBlasLayersAndEachOptimizersState) {
+    // 16 -> 64 (1024 weights: BLAS), dropout, 64 -> 4, 4 -> 2 without bias.
+    const std::vector<DenseShape> layers = {{16, 64, "relu"}, {64, 4, "tanh"}, {4, 2, "linear", false}};
+    for (const Optimizer& optimizer : {SGD(0.1f), Adam(), AdamW(), RMSprop(), Adagrad()}) {
+        SCOPED_TRACE(optimizer_name(optimizer.kind));
+        const Sequential model = model_of(layers, optimizer, 0.5f);
+        const HandCount c = hand_count(layers, 64, update_floats_per_parameter(model), 32);
+        const StepWork w = step_work(model, 32);
+        EXPECT_EQ(w.forward_macs_per_sample, c.macs);
+        EXPECT_EQ(w.params, c.params);
+        EXPECT_EQ(w.dense_layers, 3);
+        EXPECT_DOUBLE_EQ(w.flops, c.flops);
+        EXPECT_DOUBLE_EQ(w.bytes, c.bytes);
+        EXPECT_DOUBLE_EQ(w.blas_fraction, c.blas_macs / c.macs);
+    }
+}
+
 TEST(ExplainWork, FitWorkCountsStepsValidationAndData) {
-    const StepWork s = step_work(iris_model(), 20);
+    const Sequential model = iris_model();
+    const HandCount c = hand_count(kIrisLayers, 0, update_floats_per_parameter(model), 20);
+    const StepWork s = step_work(model, 20);
     const FitWork w = fit_work(s, 105, 45, 4, 20);
     EXPECT_EQ(w.steps, 6 * 20);               // ceil(105 / 20) = 6 per epoch
     EXPECT_EQ(w.validation_batches, 1 * 20);  // 45 rows: one default validation batch (>= 64 rows)
     EXPECT_EQ(w.dispatches, 120 + 20);
     EXPECT_EQ(w.layer_calls, 3 * 2 * 120 + 2 * 20);
     EXPECT_EQ(fit_work(s, 105, 45, 4, 20, -1, 20).validation_batches, 3 * 20);  // Keras's batches: 20, 20, 5
-    EXPECT_DOUBLE_EQ(w.validation_flops, 2.0 * 224 * 45 * 20);
-    EXPECT_DOUBLE_EQ(w.data_bytes, 4.0 * 150 * 5);
+    EXPECT_DOUBLE_EQ(w.validation_flops, 2.0 * c.macs * 45 * 20);  // forward only
+    EXPECT_DOUBLE_EQ(w.data_bytes, 4.0 * 150 * 5);                 // 4 features + 1 label per row
     // Forward + backward follow the 105 rows of each epoch (the last batch has 5), plus Adam per step.
-    EXPECT_DOUBLE_EQ(w.flops, 105.0 * 20 * 6 * 224 + 120 * 2590.0 + w.validation_flops);
+    EXPECT_DOUBLE_EQ(w.flops, 105.0 * 20 * 3 * 2 * c.macs + 120 * c.optimizer + w.validation_flops);
     EXPECT_DOUBLE_EQ(w.bytes, 120 * s.bytes);
 }
 

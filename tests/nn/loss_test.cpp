@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -109,10 +110,16 @@ TEST(Losses, BinaryCrossentropyOnProbabilities) {
 }
 
 TEST(Losses, BinaryCrossentropyClipsProbabilitiesAtEpsilon) {
-    // p = 0 with y = 1 and p = 1 with y = 0 both cost -log(1e-7), not infinity.
+    // p = 0 with y = 1 and p = 1 with y = 0 both cost -log(1e-7) = 7 ln 10, not infinity.
     const double got = library_loss(make_loss(LossKind::binary_crossentropy), false, {{0.0, 1.0}}, {{1.0, 0.0}});
-    EXPECT_NEAR(got, -std::log(kEps), 1e-6);
-    EXPECT_NEAR(-std::log(kEps), 16.118, 1e-3);
+    EXPECT_NEAR(got, 7 * std::numbers::ln10, 1e-8);
+    // Just outside [eps, 1 - eps] the cost is the clip's; just inside, the probability's own:
+    // -log(5e-8) would be 7 ln 10 + ln 2, -log(2e-7) is 7 ln 10 - ln 2.
+    const Loss bce = make_loss(LossKind::binary_crossentropy);
+    const double outside = library_loss(bce, false, {{5e-8, 1 - 5e-8}}, {{1.0, 0.0}});
+    EXPECT_NEAR(outside, 7 * std::numbers::ln10, 1e-8);
+    const double inside = library_loss(bce, false, {{2e-7, 1 - 2e-7}}, {{1.0, 0.0}});
+    EXPECT_NEAR(inside, 7 * std::numbers::ln10 - std::numbers::ln2, 1e-8);
 }
 
 TEST(Losses, BinaryCrossentropyFromLogitsIsTheCrossentropyOfTheSigmoid) {

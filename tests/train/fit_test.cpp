@@ -304,14 +304,61 @@ TEST(EvaluatePredict, PredictGivesOneRowPerSampleSummingToOneForSoftmax) {
     for (int64_t r = 0; r < 7; ++r) EXPECT_NEAR(double(p.at(r, 0)) + p.at(r, 1) + p.at(r, 2), 1.0, 1e-6);
 }
 
-TEST(EvaluatePredict, EvaluateReturnsLossAndEachMetric) {
+// Loss (sparse crossentropy), accuracy and mse of softmax outputs p against class indices y,
+// computed from predict() in double, per sample and averaged over the samples as Keras does.
+// mse compares every output with the label value (tf.keras 2's broadcast of y to (N, 1)).
+Logs logs_from_predictions(const Tensor& p, const Tensor& y) {
+    double loss = 0, hits = 0, squared = 0;
+    for (int64_t r = 0; r < p.rows(); ++r) {
+        const int64_t label = static_cast<int64_t>(y[r]);
+        int64_t best = 0;
+        for (int64_t j = 0; j < p.row_width(); ++j) {
+            if (p.at(r, j) > p.at(r, best)) best = j;
+            const double d = double(p.at(r, j)) - double(y[r]);
+            squared += d * d / double(p.row_width());
+        }
+        loss -= std::log(double(p.at(r, label)));
+        hits += best == label;
+    }
+    const double n = double(p.rows());
+    return {{"loss", loss / n}, {"accuracy", hits / n}, {"mse", squared / n}};
+}
+
+TEST(EvaluatePredict, EvaluateGivesTheLossAndMetricsOfThePredictions) {
     Sequential model = classifier(0, false, {"accuracy", "mse"});
+    model.fit(small_x(), small_y(), options(4, 5));  // away from the initialisation's near-uniform outputs
     const Logs logs = model.evaluate(small_x(), small_y(), 4);
-    EXPECT_EQ(logs.size(), 3u);
-    EXPECT_GT(logs.at("loss"), 0.0);
-    EXPECT_GE(logs.at("accuracy"), 0.0);
-    EXPECT_LE(logs.at("accuracy"), 1.0);
-    EXPECT_TRUE(logs.count("mse"));
+    const Logs expected = logs_from_predictions(model.predict(small_x()), small_y());
+    ASSERT_EQ(logs.size(), 3u);
+    EXPECT_NEAR(logs.at("loss"), expected.at("loss"), 1e-5);
+    EXPECT_DOUBLE_EQ(logs.at("accuracy"), expected.at("accuracy"));
+    EXPECT_NEAR(logs.at("mse"), expected.at("mse"), 1e-6);
+}
+
+TEST(FitHistory, ValidationLossAndMetricsAreThoseOfTheEpochsFinalWeights) {
+    // Validation runs after the epoch's last update, so the last epoch's val_ values are what
+    // predict() on the trained model gives.
+    Sequential model = classifier(1, true, {"accuracy", "mse"});
+    FitOptions o = options(3, 4);
+    o.validation_data = {small_x(7), small_y(7)};
+    const History h = model.fit(small_x(), small_y(), o);
+    const Logs expected = logs_from_predictions(model.predict(small_x(7)), small_y(7));
+    EXPECT_NEAR(h["val_loss"].back(), expected.at("loss"), 1e-5);
+    EXPECT_DOUBLE_EQ(h["val_accuracy"].back(), expected.at("accuracy"));
+    EXPECT_NEAR(h["val_mse"].back(), expected.at("mse"), 1e-6);
+}
+
+TEST(FitHistory, TrainingMetricsOfAOneBatchEpochAreThoseOfTheWeightsBeforeItsUpdate) {
+    // Keras computes training metrics on the forward pass of each batch, before that batch's
+    // update: with the whole data in one batch, epoch e reports the weights epoch e started with.
+    Sequential model = classifier(2, false, {"accuracy", "mse"});
+    const Logs before = logs_from_predictions(model.predict(small_x()), small_y());
+    const History h = model.fit(small_x(), small_y(), options(10, 1, false));
+    const Logs after = logs_from_predictions(model.predict(small_x()), small_y());
+    EXPECT_NEAR(h["loss"][0], before.at("loss"), 1e-5);
+    EXPECT_DOUBLE_EQ(h["accuracy"][0], before.at("accuracy"));
+    EXPECT_NEAR(h["mse"][0], before.at("mse"), 1e-6);
+    EXPECT_GT(std::fabs(after.at("mse") - before.at("mse")), 1e-4);  // the update did change them
 }
 
 TEST(EvaluatePredict, PredictIsIndependentOfTheBatchSize) {

@@ -105,11 +105,11 @@ struct SeedSetup {
     }
 };
 
-Sequential seed_model(const std::string& loss = "logcosh") {
+Sequential seed_model(const std::string& loss = "logcosh", const Optimizer& optimizer = Adam(0.1f)) {
     Sequential model({kIn});
     model.add(Dense(kHidden, "relu", true, "relu"));
     model.add(Dense(kOut, "softmax", true, "softmax"));
-    model.compile(Adam(0.1f), loss_from_name(loss));
+    model.compile(optimizer, loss_from_name(loss));
     model.set_weights(as_keras_weights(known_params()));
     return model;
 }
@@ -156,6 +156,33 @@ TEST(SeedSemantics, OneAdamStepOnTheWholeBatchMovesWeightsByKerasAdam) {
         moved += std::fabs(expected[i] - start[i]) > 1e-3;
     }
     EXPECT_GT(moved, kParams / 2) << "Adam's first step moves each live parameter by about lr";
+}
+
+// Plain SGD moves each weight by -lr * gradient, so unlike Adam (which divides the scale out)
+// it shows the gradient's size: a gradient off by any factor moves the weights by that factor.
+TEST(SeedSemantics, SgdStepsMoveWeightsByLearningRateTimesTheFiniteDifferenceGradient) {
+    const SeedSetup s;
+    const double lr = double(0.5f);
+    Sequential model = seed_model("logcosh", SGD(0.5f));
+    // Batches of 100 rows and then 5: each gradient is the mean over its own batch's rows.
+    model.fit(s.data.x_train, s.data.y_train, quiet(100));
+
+    std::vector<double> w = from_keras_weights(as_keras_weights(known_params()));  // float-rounded start
+    const std::vector<double> start = w;
+    for (int64_t begin : {0, 100}) {
+        const int64_t end = std::min<int64_t>(begin + 100, 105);
+        const std::vector<double> g = seed_gradient(w, s.data.x_train, s.data.y_train, begin, end);
+        for (size_t i = 0; i < w.size(); ++i) w[i] -= lr * g[i];
+    }
+    const std::vector<double> got = from_keras_weights(model.get_weights());
+    ASSERT_EQ(got.size(), w.size());
+    int moved = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double step = w[i] - start[i];
+        EXPECT_NEAR(got[i] - start[i], step, 1e-6 + 1e-3 * std::fabs(step)) << "parameter " << i;
+        moved += std::fabs(step) > 1e-4;
+    }
+    EXPECT_GT(moved, kParams / 4) << "too few parameters move for the check to see the gradient's scale";
 }
 
 TEST(SeedSemantics, EpochLossIsTheBatchSizeWeightedMeanOfLossesBeforeEachUpdate) {
