@@ -27,23 +27,28 @@ namespace onefit {
 
 // Arithmetic and memory traffic of one optimizer step over a batch.
 //   forward  = 2 * MACs per sample * batch            (a multiply-add is 2 flops)
-//   backward = 2 * forward                            (dX and dW: one product each)
+//   backward = 2 * forward - 2 * first-layer MACs * batch
+//              (dX and dW: one product each, but the first Dense layer needs no dX)
 //   optimizer = 10 flops per parameter               (Adam's update is ~10; SGD fewer, same order)
-//   bytes = 4 * (params * (3 + optimizer reads/writes) + batch * (input + 3 * activations))
-//           parameters read forward and backward, gradients written, the optimizer's slots
-//           read and written (Adam: p, g, m, v read, p, m, v written = 7); activations written
-//           forward, read and their gradients written backward.
+//   bytes = 4 * (params * (3 + 3 + 2 * slots) + batch * (input + 3 * activations))
+//           parameters read forward and backward and gradients written (3); the update reads
+//           the parameter and its gradient, writes the parameter, and reads and writes each
+//           state slot the optimizer keeps (Adam 2, amsgrad 3; SGD 0, with momentum 1);
+//           activations written forward, read and their gradients written backward.
 struct StepWork {
     int64_t batch_size = 0, params = 0, forward_macs_per_sample = 0, dense_layers = 0;
-    int64_t input_width = 0, activation_width = 0, optimizer_slots = 0;  // floats per parameter
+    int64_t input_width = 0, activation_width = 0;
+    int64_t first_layer_macs_per_sample = 0;  // the first Dense layer's (no input gradient)
+    int optimizer_slots = 0;                  // state floats per parameter
     double blas_fraction = 0;  // of the MACs, those in layers large enough for the BLAS library
     double forward_flops = 0, backward_flops = 0, optimizer_flops = 0, flops = 0;
     double bytes = 0;
 };
 
 // The arithmetic core, from plain sizes; activation_width = the sum of every layer's output width.
-StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dense_layers, int64_t input_width,
-                   int64_t activation_width, OptimizerKind optimizer, int64_t batch_size);
+StepWork step_work(int64_t forward_macs_per_sample, int64_t first_layer_macs_per_sample, int64_t params,
+                   int64_t dense_layers, int64_t input_width, int64_t activation_width, int optimizer_slots,
+                   int64_t batch_size);
 StepWork step_work(const Sequential& model, int64_t batch_size);  // model must be compiled
 
 // A whole fit: training steps plus forward-only validation passes each epoch.

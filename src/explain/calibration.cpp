@@ -19,7 +19,7 @@ namespace {
 
 // Keep in step with project(onefit VERSION ...); bump kFormat when the profile's meaning changes.
 constexpr const char* kVersion = "0.1.0";
-constexpr int kFormat = 3;  // 3: products from 512 weights count as BLAS work
+constexpr int kFormat = 4;  // 3: products from 512 weights count as BLAS work; 4: no dX in the first layer, slots counted
 
 std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");

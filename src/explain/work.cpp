@@ -8,40 +8,30 @@
 namespace onefit {
 namespace {
 
-// Optimizer state traffic per parameter, in floats read + written by the update.
-int optimizer_floats(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::sgd: return 3;  // p, g read; p written (momentum: +2)
-        case OptimizerKind::adam:
-        case OptimizerKind::adamw: return 7;  // p, g, m, v read; p, m, v written
-        case OptimizerKind::rmsprop:
-        case OptimizerKind::adagrad: return 5;  // p, g, s read; p, s written
-    }
-    return 7;
-}
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dense_layers, int64_t input_width,
-                   int64_t activation_width, OptimizerKind optimizer, int64_t batch_size) {
+StepWork step_work(int64_t forward_macs_per_sample, int64_t first_layer_macs_per_sample, int64_t params,
+                   int64_t dense_layers, int64_t input_width, int64_t activation_width, int optimizer_slots,
+                   int64_t batch_size) {
     StepWork w;
     w.batch_size = batch_size;
     w.params = params;
     w.forward_macs_per_sample = forward_macs_per_sample;
+    w.first_layer_macs_per_sample = first_layer_macs_per_sample;
     w.dense_layers = dense_layers;
     w.input_width = input_width;
     w.activation_width = activation_width;
-    w.optimizer_slots = (optimizer_floats(optimizer) - 3) / 2;  // SGD 0, RMSprop/Adagrad 1, Adam 2
+    w.optimizer_slots = optimizer_slots;
     const double b = static_cast<double>(batch_size);
     w.forward_flops = 2.0 * static_cast<double>(forward_macs_per_sample) * b;
-    w.backward_flops = 2.0 * w.forward_flops;
+    w.backward_flops = 2.0 * w.forward_flops - 2.0 * static_cast<double>(first_layer_macs_per_sample) * b;
     w.optimizer_flops = 10.0 * static_cast<double>(params);
     w.flops = w.forward_flops + w.backward_flops + w.optimizer_flops;
-    // Parameters read forward and backward and gradients written (3), plus the optimizer's traffic
-    // (which re-reads the gradient, so it is counted once there and 2 here).
-    const double param_floats = static_cast<double>(params) * (2 + optimizer_floats(optimizer));
+    // Parameters read forward and backward, gradients written (3); the update reads p and g,
+    // writes p, and reads and writes each slot (3 + 2 * slots).
+    const double param_floats = static_cast<double>(params) * (6.0 + 2.0 * optimizer_slots);
     const double activation_floats = b * static_cast<double>(input_width + 3 * activation_width);
     w.bytes = 4.0 * (param_floats + activation_floats);
     return w;
@@ -49,14 +39,16 @@ StepWork step_work(int64_t forward_macs_per_sample, int64_t params, int64_t dens
 
 StepWork step_work(const Sequential& model, int64_t batch_size) {
     const TrainingProgram& program = model.program();
-    int64_t dense = 0, activations = 0, blas_macs = 0;
+    int64_t dense = 0, activations = 0, blas_macs = 0, first_macs = 0;
     for (const ProgramOp& op : program.ops) {
         activations += op.out_width;
-        if (op.kind == Layer::Kind::Dense) ++dense;
-        if (op.kind == Layer::Kind::Dense && op.dense.use_blas) blas_macs += op.dense.in * op.dense.out;
+        if (op.kind != Layer::Kind::Dense) continue;
+        if (dense++ == 0) first_macs = op.dense.in * op.dense.out;
+        if (op.dense.use_blas) blas_macs += op.dense.in * op.dense.out;
     }
-    StepWork w = step_work(program.forward_macs_per_sample(), program.param_count(), dense, program.input_width,
-                           activations, program.optimizer.kind, batch_size);
+    const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
+    StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,
+                           program.input_width, activations, slots, batch_size);
     w.blas_fraction = static_cast<double>(blas_macs) / static_cast<double>(std::max<int64_t>(1, w.forward_macs_per_sample));
     return w;
 }

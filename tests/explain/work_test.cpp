@@ -43,12 +43,13 @@ double update_floats_per_parameter(const Sequential& model) {
 
 // docs/explain.md's cost model, counted here from the layer shapes and the batch.
 struct HandCount {
-    double macs = 0, params = 0, activation_widths = 0, blas_macs = 0;
+    double macs = 0, first_layer_macs = 0, params = 0, activation_widths = 0, blas_macs = 0;
     double forward = 0, backward = 0, optimizer = 0, flops = 0, bytes = 0;
 };
 
 HandCount hand_count(const std::vector<DenseShape>& layers, double dropout_width, double update_floats, double batch) {
     HandCount c;
+    c.first_layer_macs = double(layers.front().in * layers.front().out);
     for (const DenseShape& l : layers) {
         c.macs += double(l.in * l.out);                         // one multiply-add per weight and sample
         c.params += double(l.in * l.out) + (l.bias ? double(l.out) : 0);
@@ -57,13 +58,15 @@ HandCount hand_count(const std::vector<DenseShape>& layers, double dropout_width
     }
     c.activation_widths += dropout_width;       // a Dropout layer's output is an activation too
     c.forward = 2 * c.macs * batch;             // a multiply-add is 2 flops
-    c.backward = 2 * c.forward;                 // dX and dW: two products the size of the forward one
+    // dX and dW: two products the size of the forward one, but the first layer needs no dX.
+    c.backward = 2 * c.forward - 2 * c.first_layer_macs * batch;
     c.optimizer = 10 * c.params;                // the model's flat figure per parameter
     c.flops = c.forward + c.backward + c.optimizer;
-    // Per parameter: read forward and backward, then the update's traffic. Per sample: the
-    // input read, each activation written forward, read backward, its gradient written.
+    // Per parameter: read forward and backward and its gradient written, then the update's
+    // traffic. Per sample: the input read, each activation written forward, read backward, its
+    // gradient written.
     const double input = double(layers.front().in);
-    c.bytes = 4 * (c.params * (2 + update_floats) + batch * (input + 3 * c.activation_widths));
+    c.bytes = 4 * (c.params * (3 + update_floats) + batch * (input + 3 * c.activation_widths));
     return c;
 }
 
@@ -87,7 +90,8 @@ TEST(ExplainWork, StepWorkOfIrisModelMatchesHandCount) {
 TEST(ExplainWork, StepWorkCountsDropoutActivationsBlasLayersAndEachOptimizersState) {
     // 16 -> 64 (1024 weights: BLAS), dropout, 64 -> 4, 4 -> 2 without bias.
     const std::vector<DenseShape> layers = {{16, 64, "relu"}, {64, 4, "tanh"}, {4, 2, "linear", false}};
-    for (const Optimizer& optimizer : {SGD(0.1f), Adam(), AdamW(), RMSprop(), Adagrad()}) {
+    for (const Optimizer& optimizer : {SGD(0.1f), SGD(0.1f, 0.9f), Adam(), Adam(0.001f, 0.9f, 0.999f, 1e-7f, true),
+                                       AdamW(), RMSprop(), RMSprop(0.001f, 0.9f, 0.5f, 1e-7f, true), Adagrad()}) {
         SCOPED_TRACE(optimizer_name(optimizer.kind));
         const Sequential model = model_of(layers, optimizer, 0.5f);
         const HandCount c = hand_count(layers, 64, update_floats_per_parameter(model), 32);
@@ -114,7 +118,7 @@ TEST(ExplainWork, FitWorkCountsStepsValidationAndData) {
     EXPECT_DOUBLE_EQ(w.validation_flops, 2.0 * c.macs * 45 * 20);  // forward only
     EXPECT_DOUBLE_EQ(w.data_bytes, 4.0 * 150 * 5);                 // 4 features + 1 label per row
     // Forward + backward follow the 105 rows of each epoch (the last batch has 5), plus Adam per step.
-    EXPECT_DOUBLE_EQ(w.flops, 105.0 * 20 * 3 * 2 * c.macs + 120 * c.optimizer + w.validation_flops);
+    EXPECT_DOUBLE_EQ(w.flops, 105.0 * 20 * (6 * c.macs - 2 * c.first_layer_macs) + 120 * c.optimizer + w.validation_flops);
     EXPECT_DOUBLE_EQ(w.bytes, 120 * s.bytes);
 }
 
