@@ -88,17 +88,19 @@ TEST(FitNonFiniteLoss, EpochByEpochRunsStopAtTheSameEpoch) {
     EXPECT_EQ(silent.program().optimizer_step, verbose.program().optimizer_step);
 }
 
+void scale_weights(Sequential& model, float factor) {
+    std::vector<Tensor> w = model.get_weights();
+    for (Tensor& t : w)
+        for (int64_t i = 0; i < t.size(); ++i) t[i] *= factor;
+    model.set_weights(w);
+}
+
 // Scales every weight by `factor` at chosen points of the fit.
 struct WeightScaler : Callback {
     float factor = 0.5f;
     bool at_train_begin = false;
     int64_t at_epoch_end = -1, at_epoch_begin = -1;
-    void scale() {
-        std::vector<Tensor> w = model->get_weights();
-        for (Tensor& t : w)
-            for (int64_t i = 0; i < t.size(); ++i) t[i] *= factor;
-        model->set_weights(w);
-    }
+    void scale() { scale_weights(*model, factor); }
     void on_train_begin() override {
         if (at_train_begin) scale();
     }
@@ -109,13 +111,6 @@ struct WeightScaler : Callback {
         if (epoch == at_epoch_end) scale();
     }
 };
-
-void scale_weights(Sequential& model, float factor) {
-    std::vector<Tensor> w = model.get_weights();
-    for (Tensor& t : w)
-        for (int64_t i = 0; i < t.size(); ++i) t[i] *= factor;
-    model.set_weights(w);
-}
 
 TEST(FitCallbackWeights, SetWeightsAtAnEpochEndIsWhatTheNextEpochTrains) {
     // With the callback: three epochs, weights halved after the first.
