@@ -97,17 +97,22 @@ save "$build/configure.log"
 declare -A binary=([onefit_cli]=onefit [bench_gpu_fit]=bench/bench_gpu_fit [onefit_tests]=tests/onefit_tests)
 if (( configured )); then
   t0=$SECONDS
+  touch "$build/.build_start"
   timeout "$(cap "$budget" 150)" cmake --build "$build" -j "$(nproc)" --target onefit_cli bench_gpu_fit onefit_tests \
     -- "${keep_going[@]}" > "$build/build.log" 2>&1
   rc=$?
   log "# build: exit $rc in $(( SECONDS - t0 )) s on $(nproc) cores$( (( rc == 124 )) && echo ' (timed out)')"
+  # (ninja -n cannot tell: CONFIGURE_DEPENDS globs make it plan a re-run of CMake first.)
   for t in onefit_cli bench_gpu_fit onefit_tests; do
-    if [ -x "$build/${binary[$t]}" ] && { [ "${gen[1]}" != Ninja ] || ninja -C "$build" -n "$t" 2>/dev/null | grep -q 'no work to do'; }; then
-      step "build_$t" ok
-    elif [ -x "$build/${binary[$t]}" ]; then
-      fail "build_$t" "a step after the link (test discovery?) failed; running the binary anyway"
+    b=$build/${binary[$t]}
+    if [ ! -x "$b" ]; then
+      fail "build_$t" "not built; see build.log"
+    elif grep -qE "^FAILED: (.* )?${binary[$t]}( |\$)" "$build/build.log"; then
+      fail "build_$t" "its link or post-build step (test discovery) failed; running it anyway"
+    elif (( rc != 0 )) && [ "$b" -ot "$build/.build_start" ]; then
+      fail "build_$t" "not rebuilt (errors above): an earlier build's binary; running it anyway"
     else
-      fail "build_$t" "see build.log"
+      step "build_$t" ok
     fi
   done
   if (( rc != 0 )); then
@@ -175,7 +180,7 @@ for _ in range(15):
     t = time.perf_counter()
     r = subprocess.run([f"./{b}/onefit", "fit", "--device", dev, "--verbose", "0"], capture_output=True, text=True)
     if r.returncode != 0:
-        lines = (r.stderr + r.stdout).strip().splitlines()
+        lines = r.stderr.strip().splitlines() or r.stdout.strip().splitlines()
         print(f"FAILED: exit {r.returncode}: {lines[-1] if lines else ''}")
         sys.exit(1)
     ts.append((time.perf_counter() - t) * 1e3)
