@@ -145,7 +145,7 @@ if [ -x "$build/tests/onefit_tests" ]; then
   skipped=$(grep -cE '^\[  SKIPPED \] \S+ \(' "$build/cuda_tests.txt")
   nfailed=$(grep -cE '^\[  FAILED  \] \S+ \(' "$build/cuda_tests.txt")
   log "cuda_tests: $passed passed, $skipped skipped, $nfailed failed"
-  grep -m1 -E 'no GPU|Skipped' "$build/cuda_tests.txt" | sed 's/^/#   first skip: /' | logpipe
+  grep -m1 -A1 ': Skipped$' "$build/cuda_tests.txt" | tail -1 | sed 's/^/#   first skip: /' | logpipe
   if (( rc != 0 )); then
     fail cuda_tests "exit $rc$( (( rc == 124 )) && echo ' (timed out)')"
     grep -E 'Failure|FAILED|error|Expected|Which is|actual' "$build/cuda_tests.txt" | head -30 | sed 's/^/#   /' | logpipe

@@ -5,7 +5,7 @@
 # checkout the device tool sends (a helper's worktree is not sent: run it in, or copy
 # .gpu-bundle/ into, the session's own checkout), then name .gpu-bundle in the run's `carry`.
 #
-#   bash scripts/gpu-bundle.sh      # about 20 s; writes .gpu-bundle/deps.tar.xz and MANIFEST
+#   bash scripts/gpu-bundle.sh      # ~1 min; writes .gpu-bundle/deps.tar.xz and MANIFEST
 #
 # What it holds: the .deb files of nlohmann-json3-dev, libcli11-dev, libgtest-dev (Debian 12's
 # ships prebuilt libgtest.a/libgtest_main.a and a CMake package; its /usr/src sources are
@@ -19,18 +19,20 @@
 # and GTest, and CMakeLists.txt's find_path/find_library calls for cblas.h, openblas, libxsmm.h,
 # xsmm and xsmmnoblas (no pkg-config is involved). gpu_check.sh unpacks it into its build folder.
 #
-# Why sources + these libraries rather than a build folder made here (evidence, 2025-12):
-#  - size: the bundle is about 8 MiB packed (the 36 MiB libopenblas.so.0 is most of it
-#    unpacked, hence the tar.xz), next to 1.4 MiB of tracked files; a prebuilt onefit_tests +
-#    bench_gpu_fit + onefit with cudart linked statically is larger and must be rebuilt for
-#    every change to the CUDA code (which is what the check is for);
-#  - speed: CMakeLists.txt builds with -march=native by default; a binary made on this machine's
-#    CPU either may not run on the GPU machine's CPU or (ONEFIT_NATIVE=OFF) times different code
-#    than a build there, and the check reports CPU-side times too;
-#  - the rehearsal (scripts/gpu-check-rehearse.sh) shows a Debian 12 root with only cmake,
-#    ninja-build, g++ and python3 configures and builds with this bundle; a newer glibc/libstdc++
-#    on the GPU machine runs Debian 12's libopenblas/libgfortran and links its g++ 12 static
-#    libraries (libgtest.a, libxsmm.a) fine, as both are backward compatible.
+# Why these libraries and a build there rather than a build folder made here (2026-12):
+#  - size decides nothing: the bundle is 6.2 MiB packed (44 MiB unpacked, 36 of it
+#    libopenblas.so.0, hence the tar.xz) next to 1.4 MiB of tracked files; the three binaries
+#    built here are 15 MiB (onefit 4.3, bench_gpu_fit 2.8, onefit_tests 7.6, cudart static) and
+#    onefit_tests would still need libopenblas + libgfortran beside it;
+#  - a build here is stale: the CUDA code changes between the bundle and the device call, and a
+#    build there compiles exactly the tree the call sends;
+#  - CMakeLists.txt builds with -march=native: a binary from this CPU may not run on that one,
+#    and with ONEFIT_NATIVE=OFF the CPU-side figures would time other code than a build there;
+#  - time: the build is ~75 compile steps (~12 CPU-minutes here); on 16 cores that is an
+#    estimated 2-3 minutes of the check's 8, bounded by its longest chain of 3-4 steps;
+#  - glibc/libstdc++: the bundle's shared libraries need GLIBC_2.34 at most, and its g++ 12
+#    static libraries (libgtest.a, libxsmm.a) link with a newer g++ (backward compatible).
+# scripts/gpu-check-rehearse.sh builds and runs it in a Debian 12 root without these packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=.gpu-bundle
