@@ -28,8 +28,9 @@
 #    build there compiles exactly the tree the call sends;
 #  - CMakeLists.txt builds with -march=native: a binary from this CPU may not run on that one,
 #    and with ONEFIT_NATIVE=OFF the CPU-side figures would time other code than a build there;
-#  - time: the build is ~75 compile steps (~12 CPU-minutes here); on 16 cores that is an
-#    estimated 2-3 minutes of the check's 8, bounded by its longest chain of 3-4 steps;
+#  - time: the build is 82 ninja steps, 1055 s summed at -j2 here (the longest: cuda_fit.cu,
+#    49 s); on 16 cores that is an estimated 2 minutes of the check's 8, bounded by the chain
+#    cuda_fit.cu -> libonefit.a -> a test file -> onefit_tests;
 #  - glibc/libstdc++: the bundle's shared libraries need GLIBC_2.34 at most, and its g++ 12
 #    static libraries (libgtest.a, libxsmm.a) link with a newer g++ (backward compatible).
 # scripts/gpu-check-rehearse.sh builds and runs it in a Debian 12 root without these packages.

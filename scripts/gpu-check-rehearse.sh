@@ -13,9 +13,9 @@
 #
 # The root is kept in $REHEARSE_DIR (default /tmp/onefit-rehearsal) for reruns; the copy of
 # the tree and $OUT are made afresh each time. First run: ~3.5 min for the root (debootstrap
-# 1.5 min, apt 1.3 min). Then the check: its build is ~75 compile steps; on this workplace's dev
-# machine (2 cores shared with other worktrees' builds, load 5-10) that took 25-30 minutes in all
-# (2026-12: 420 s + 686 s + 409 s in three REHEARSE_KEEP_BUILD=1 runs), the runs after it seconds.
+# 1.5 min, apt 1.3 min). Then the check, 2026-12 on this workplace's 2-core dev machine: a clean
+# run PASSed in 537 s (build 529 s, at load 3-4 from other worktrees' builds); at load 9 the
+# same build took over 20 minutes. The runs after the build take seconds without a GPU.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${REHEARSE_DIR:-/tmp/onefit-rehearsal}
