@@ -21,6 +21,12 @@ if(ONEFIT_HAVE_CUDA AND ONEFIT_CUDA_SOURCES)
   # CMake 3.25 does not know nvcc 13's C++20 flag: tell it.
   set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+  # Debian 12's CMake 3.25.1 FindCUDAToolkit sets a property on CUDA::nvToolsExt even when the
+  # toolkit has no libnvToolsExt (CUDA 13 has none), and configure stops. A stand-in target lets
+  # it through; onefit does not use NVTX. (This workplace's dev machine has a patched module.)
+  if(CMAKE_VERSION VERSION_LESS 3.26 AND NOT TARGET CUDA::nvToolsExt)
+    add_library(CUDA::nvToolsExt INTERFACE IMPORTED)
+  endif()
   find_package(CUDAToolkit REQUIRED)
   target_sources(onefit PRIVATE ${ONEFIT_CUDA_SOURCES})
   set_target_properties(onefit PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}" CUDA_STANDARD 20)
