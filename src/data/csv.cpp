@@ -326,11 +326,13 @@ std::vector<std::string> number_classes(const std::vector<ClassPart>& parts, flo
 // The rows after the header, tokenized record by record: for files with quotes or lone '\r'.
 LabeledData tokenize_rows(const CsvLayout& layout, std::string_view text, long first_line, const MappedFile* file) {
     const size_t width = layout.columns - 1;
-    // Room for one row per line: no reallocation, so x never needs twice its size.
+    // Room for every row there can be, so x never reallocates to twice its size: one per line,
+    // and no more than the text has room for (a row holds at least `width` delimiters).
     const size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+    const size_t most_rows = std::min(lines, text.size() / width + 1);
     std::vector<float> x, y;
-    x.reserve(lines * width);
-    y.reserve(lines);
+    x.reserve(most_rows * width);
+    y.reserve(most_rows);
     ClassIds classes;
     CsvTokenizer tokenizer(text, layout.delimiter, layout.path, first_line);
     CsvRecord record;
