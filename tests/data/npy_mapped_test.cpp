@@ -34,11 +34,11 @@ std::string npy_file(const std::string& descr, const std::string& shape, const s
     return out + header + data;
 }
 
-// `count` values of T: i * 0.25 - 1000 as T.
+// `count` values of T: (i mod 20000) * 0.25 - 1000 as T (within every dtype tested).
 template <class T>
 std::string values_of(int64_t count) {
     std::string out;
-    for (int64_t i = 0; i < count; ++i) append_le<T>(out, static_cast<T>(static_cast<double>(i) * 0.25 - 1000.0));
+    for (int64_t i = 0; i < count; ++i) append_le<T>(out, static_cast<T>(static_cast<double>(i % 20000) * 0.25 - 1000.0));
     return out;
 }
 
@@ -70,7 +70,11 @@ TEST(NpyMapped, OtherDtypesAndFortranOrderAreConvertedOnceInChunks) {
     expect_equals_copied_read(npy_file("<i8", "(2500, 1000)", values_of<int64_t>(n)), false, "<i8");
     expect_equals_copied_read(npy_file("<i2", "(1000, 2500)", values_of<int16_t>(n)), false, "<i2");
     expect_equals_copied_read(npy_file("<f4", "(2500, 1000)", values_of<float>(n), true), false, "<f4 fortran");
-    expect_equals_copied_read(npy_file("<f2", "(3, 5)", values_of<uint16_t>(15)), false, "<f2");
+    std::string halves;  // float16 bits: 1.0 and up, then inf and NaN
+    for (uint16_t bits = 0x3C00; bits < 0x3C00 + 13; ++bits) append_le<uint16_t>(halves, bits);
+    append_le<uint16_t>(halves, uint16_t{0x7C00});
+    append_le<uint16_t>(halves, uint16_t{0x7E00});
+    expect_equals_copied_read(npy_file("<f2", "(3, 5)", halves), false, "<f2");
 }
 
 TEST(NpyMapped, AMisalignedFloat32ArrayIsCopied) {
