@@ -39,6 +39,21 @@ say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${O
 run "$build/bench/bench_iris_fit"
 run "$build/bench/bench_mlp_mnist"
 run bash "$here/process_time.sh" "$build"
+# Data loading (issue 11): generates BUILD_DIR/bench-data once (~280 MB); its peers, pyarrow and
+# numpy, from PYTHON or the venv BUILD_DIR/bench-venv when there is one.
+data_python="$python"
+[ -z "${PYTHON:-}" ] && [ -x "$build/bench-venv/bin/python" ] && data_python="$build/bench-venv/bin/python"
+run env PYTHON="$data_python" "$build/bench/bench_data_load" "$build/bench-data" 5
+# The whole `onefit fit` run of the issue on those files (Dense(64), one epoch): its peak RSS.
+if [ -x /usr/bin/time ] && [ -x "$build/onefit" ] && [ -f "$build/bench-data/y.npy" ]; then
+  for format in csv npy; do
+    if [ "$format" = csv ]; then data=(--data "$build/bench-data/data.csv")
+    else data=(--data "$build/bench-data/x.npy" --labels "$build/bench-data/y.npy"); fi
+    kb="$( { /usr/bin/time -f '%M' "$build/onefit" fit "${data[@]}" --layers 64:relu,10:softmax \
+             --loss sparse_categorical_crossentropy --epochs 1 --batch-size 256 --test-size 0 --verbose 0 >/dev/null; } 2>&1 | tail -n 1)"
+    say "fit_${format}_peak_rss_mb: $(awk -v k="$kb" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }') MB ($(awk -v k="$kb" 'BEGIN { printf "%.2f", k * 1024 / 80e6 }') x the float32 features)"
+  done
+fi
 
 # Peers: optional. Run with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (set on some machines for
 # onefit's tests), so each library picks its own kernels as it would for a user.

@@ -32,7 +32,9 @@ struct CsvOptions {
 // Reads a CSV file: a header row, one label column, numeric feature columns.
 // String labels are mapped to class indices in sorted order (like sklearn's LabelEncoder);
 // numeric labels are kept as numbers. Handles a UTF-8 BOM and CRLF line ends.
-// Every problem throws onefit::Error naming the file, line and column.
+// Every problem throws onefit::Error naming the file, line and column. Rows are parsed on all
+// cores; x comes back as shared storage (Tensor::shares_storage), so copies of it are free until
+// one is written to.
 LabeledData read_csv(const std::string& path, const CsvOptions& options = {});
 
 struct TrainTestSplit {

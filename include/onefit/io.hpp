@@ -1,6 +1,6 @@
 // Files in and out: NumPy .npy and MNIST IDX arrays, safetensors weights, crash-safe writes.
-// Every reader loads the whole file, checks it completely, and throws onefit::Error naming
-// the file and what is wrong before returning anything.
+// Every reader checks the whole file (its header, and its size against it) and throws
+// onefit::Error naming the file and what is wrong before returning anything.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -22,6 +22,10 @@ namespace onefit {
 // fortran_order=True arrays are transposed into row-major order, so values come out in
 // numpy's C order either way. Refused: big-endian ('>f4'), structured and object dtypes,
 // .npz archives (unpack with np.load and np.save each array), truncated files, trailing bytes.
+// A float32 little-endian C-order array (what np.save writes for float32) is not copied: the file
+// is mapped and the tensor shares the mapping (Tensor::shares_storage), paged in as it is read,
+// like np.load(path, mmap_mode='r'); the file must not be truncated while the tensor lives.
+// Other arrays are converted once, in chunks on all cores.
 Tensor read_npy(const std::string& path);
 
 // A MNIST-style IDX file (magic 00 00 TYPE NDIMS, big-endian u32 dims, big-endian values of

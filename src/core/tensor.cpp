@@ -31,6 +31,25 @@ Tensor::Tensor(Shape shape, std::vector<float> values) : shape_(std::move(shape)
                     std::to_string(shape_elements(shape_)) + " values, got " + std::to_string(data_.size()));
 }
 
+Tensor::Tensor(Shape shape, std::shared_ptr<const float> values) : shape_(std::move(shape)) {
+    const int64_t size = shape_elements(shape_);
+    if (size > 0 && !values) throw Error("tensor of shape " + shape_to_string(shape_) + " needs values, got none");
+    shared_ = std::make_shared<Shared>();
+    shared_->values = std::move(values);
+    shared_->size = size;
+}
+
+const std::vector<float>& Tensor::Shared::as_vector() {
+    std::call_once(copied, [this] { copy.assign(values.get(), values.get() + size); });
+    return copy;
+}
+
+void Tensor::unshare() {
+    const float* values = shared_->values.get();
+    data_.assign(values, values + shared_->size);
+    shared_.reset();
+}
+
 int64_t Tensor::dim(int64_t axis) const {
     if (axis < 0) axis += rank();
     if (axis < 0 || axis >= rank()) throw Error("axis out of range for shape " + shape_to_string(shape_));
@@ -47,7 +66,7 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
     Shape s = shape_;
     s[0] = end - begin;
     const int64_t w = row_width();
-    return Tensor(s, std::vector<float>(data_.begin() + begin * w, data_.begin() + end * w));
+    return Tensor(s, std::vector<float>(data() + begin * w, data() + end * w));
 }
 
 Tensor Tensor::gather_rows(const std::vector<int64_t>& rows) const {
@@ -60,6 +79,15 @@ Tensor Tensor::gather_rows(const std::vector<int64_t>& rows) const {
     return out;
 }
 
-Tensor Tensor::reshaped(Shape shape) const { return Tensor(std::move(shape), data_); }
+Tensor Tensor::reshaped(Shape shape) const {
+    if (!shared_) return Tensor(std::move(shape), data_);
+    if (shape_elements(shape) != shared_->size)
+        throw Error("tensor of shape " + shape_to_string(shape) + " needs " + std::to_string(shape_elements(shape)) +
+                    " values, got " + std::to_string(shared_->size));
+    Tensor out;  // the same storage under another shape
+    out.shape_ = std::move(shape);
+    out.shared_ = shared_;
+    return out;
+}
 
 }  // namespace onefit

@@ -3,11 +3,13 @@
 // row-major. train-images-idx3-ubyte is 00 00 08 03, (60000, 28, 28), one u8 per pixel.
 #include <bit>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "io/binary.hpp"
+#include "io/mapped_file.hpp"
 #include "io/parse.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
@@ -36,9 +38,9 @@ std::string hex_byte(unsigned char c) {
     return text;
 }
 
-}  // namespace
-
-Tensor parse_idx(std::string_view bytes, const std::string& name) {
+// The values are big-endian, so they are always converted: in chunks, the mapping's pages let
+// go behind them when `file` holds `bytes`.
+Tensor idx_tensor(std::string_view bytes, const std::string& name, const MappedFile* file) {
     const unsigned char* b = bytes_of(bytes);
     if (bytes.substr(0, 2) == "\x1f\x8b")
         throw file_error(name, 0, 0, "the file is gzip-compressed (as MNIST is downloaded); decompress it first (gunzip)");
@@ -82,8 +84,8 @@ Tensor parse_idx(std::string_view bytes, const std::string& name) {
                                                      : "; the extra bytes are not part of the array"));
 
     std::vector<float> values(static_cast<size_t>(elements));
-    const int64_t too_large =
-        convert_to_float(b + header_bytes, static_cast<int64_t>(elements), type->element, values.data());
+    const int64_t too_large = convert_to_float_in_chunks(b + header_bytes, static_cast<int64_t>(elements),
+                                                         type->element, values.data(), file);
     if (too_large >= 0) {
         char value[32];
         std::snprintf(value, sizeof value, "%g", std::bit_cast<double>(load_be<uint64_t>(b + header_bytes + 8 * too_large)));
@@ -94,7 +96,15 @@ Tensor parse_idx(std::string_view bytes, const std::string& name) {
     return Tensor(std::move(shape), std::move(values));
 }
 
-Tensor read_idx(const std::string& path) { return parse_idx(read_binary_file(path, "the IDX file"), path); }
+}  // namespace
+
+Tensor parse_idx(std::string_view bytes, const std::string& name) { return idx_tensor(bytes, name, nullptr); }
+
+Tensor read_idx(const std::string& path) {
+    const std::shared_ptr<const MappedFile> file = MappedFile::open(path, "the IDX file");
+    if (!file) return parse_idx(read_binary_file(path, "the IDX file"), path);
+    return idx_tensor(file->bytes(), path, file.get());
+}
 
 LabeledData read_idx_pair(const std::string& images_path, const std::string& labels_path) {
     return labeled_pair(read_idx(images_path), read_idx(labels_path), images_path, labels_path);

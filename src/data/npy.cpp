@@ -7,11 +7,13 @@
 #include <charconv>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "io/binary.hpp"
+#include "io/mapped_file.hpp"
 #include "io/parse.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
@@ -226,9 +228,16 @@ std::vector<float> to_row_major(const std::vector<float>& column_major, const Sh
     return out;
 }
 
-}  // namespace
+struct NpyLayout {
+    Shape shape;
+    ElementType type;
+    bool fortran_order = false;
+    size_t data_start = 0;  // bytes from the start of the file
+    uint64_t elements = 0;
+};
 
-Tensor parse_npy(std::string_view bytes, const std::string& name) {
+// Checks everything about the file but its values, and says where they are.
+NpyLayout npy_layout(std::string_view bytes, const std::string& name) {
     const unsigned char* b = bytes_of(bytes);
     if (bytes.substr(0, 4) == "PK\x03\x04")
         throw file_error(name, 0, 0,
@@ -277,21 +286,47 @@ Tensor parse_npy(std::string_view bytes, const std::string& name) {
                              (available < data_bytes ? "; the file is truncated"
                                                      : "; the extra bytes are not part of the array"));
 
-    std::vector<float> values(static_cast<size_t>(elements));
-    const int64_t too_large = convert_to_float(b + data_start, static_cast<int64_t>(elements), type, values.data());
+    return {header.shape, type, header.fortran_order, data_start, elements};
+}
+
+// The values as float32 in C order: converted in chunks (the mapping's pages let go behind them).
+Tensor npy_values(std::string_view bytes, const NpyLayout& layout, const std::string& name, const MappedFile* file) {
+    const unsigned char* b = bytes_of(bytes);
+    std::vector<float> values(static_cast<size_t>(layout.elements));
+    const int64_t too_large = convert_to_float_in_chunks(b + layout.data_start, static_cast<int64_t>(layout.elements),
+                                                         layout.type, values.data(), file);
     if (too_large >= 0) {
-        const double value = std::bit_cast<double>(load_le<uint64_t>(b + data_start + 8 * too_large));
+        const double value = std::bit_cast<double>(load_le<uint64_t>(b + layout.data_start + 8 * too_large));
         char shown[32];
         std::snprintf(shown, sizeof shown, "%g", value);
         throw file_error(name, 0, 0,
                          "element " + std::to_string(too_large) + " is " + shown +
                              ", beyond float32's range (about 3.4e38); rescale the array before saving");
     }
-    if (header.fortran_order && header.shape.size() > 1) values = to_row_major(values, header.shape);
-    return Tensor(header.shape, std::move(values));
+    if (layout.fortran_order && layout.shape.size() > 1) values = to_row_major(values, layout.shape);
+    return Tensor(layout.shape, std::move(values));
 }
 
-Tensor read_npy(const std::string& path) { return parse_npy(read_binary_file(path, "the .npy file"), path); }
+}  // namespace
+
+Tensor parse_npy(std::string_view bytes, const std::string& name) {
+    return npy_values(bytes, npy_layout(bytes, name), name, nullptr);
+}
+
+// float32, little-endian, C order (np.save's default for float32): the tensor is the mapped file
+// itself, paged in as the fit reads it (np.load(mmap_mode='r')). Anything else is converted once.
+Tensor read_npy(const std::string& path) {
+    const std::shared_ptr<const MappedFile> file = MappedFile::open(path, "the .npy file");
+    if (!file) return parse_npy(read_binary_file(path, "the .npy file"), path);
+    const NpyLayout layout = npy_layout(file->bytes(), path);
+    const bool float32 = layout.type.kind == ElementType::Kind::floating && layout.type.size == 4 &&
+                         !layout.type.big_endian && std::endian::native == std::endian::little;
+    const bool c_order = !layout.fortran_order || layout.shape.size() <= 1;
+    const char* values = file->bytes().data() + layout.data_start;
+    if (float32 && c_order && layout.elements > 0 && reinterpret_cast<uintptr_t>(values) % alignof(float) == 0)
+        return Tensor(layout.shape, std::shared_ptr<const float>(file, reinterpret_cast<const float*>(values)));
+    return npy_values(file->bytes(), layout, path, file.get());
+}
 
 LabeledData read_npy_pair(const std::string& x_path, const std::string& y_path) {
     return labeled_pair(read_npy(x_path), read_npy(y_path), x_path, y_path);

@@ -1,6 +1,7 @@
 // The readers of onefit/io.hpp over bytes already in memory. The file readers read the whole
 // file and call these; the fuzzers (fuzz/) call them directly. `name` is what errors name.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -13,6 +14,9 @@
 namespace onefit {
 
 Tensor parse_npy(std::string_view bytes, const std::string& name);   // src/data/npy.cpp
+// src/data/csv.cpp: read_csv over text, its rows parsed in chunks of about chunk_bytes on the
+// thread pool; chunk_bytes 0 tokenizes every record instead (the reference the chunks must match).
+LabeledData parse_csv(std::string_view text, const std::string& name, const CsvOptions& options, size_t chunk_bytes);
 Tensor parse_idx(std::string_view bytes, const std::string& name);   // src/data/idx.cpp
 
 // src/io/safetensors.cpp
