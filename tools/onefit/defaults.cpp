@@ -36,7 +36,9 @@ std::pair<std::string, std::string> choose_loss(const std::vector<Layer>& layers
     // The CLI's labels are one value per row (a CSV column, an (N,) or (N, 1) array).
     bool integers = true, zero_one = true;
     float highest = 0;
-    for (const float v : labels.values()) {
+    const float* values = labels.data();  // data(): a mapped tensor is read in place, never copied
+    for (int64_t i = 0; i < labels.size(); ++i) {
+        const float v = values[i];
         integers = integers && is_integer(v) && v >= 0;
         zero_one = zero_one && (v == 0 || v == 1);
         highest = std::max(highest, v);
