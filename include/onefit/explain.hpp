@@ -170,6 +170,7 @@ struct CommandTimes {
     double compile_seconds = 0;       // building the model and compile()
     double device_start_seconds = 0;  // e.g. creating the CUDA context before fit
     double fit_seconds = 0;           // the wall time of model.fit
+    double load_bytes = 0;            // the size of the files read (0: built-in data)
 };
 
 // The phase table: fit's FitProfile split with the calibration into transfer, dispatch overhead

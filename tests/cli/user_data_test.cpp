@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "explain/format.hpp"
 #include "support/run_cli.hpp"
 
 namespace onefit {
@@ -130,6 +131,17 @@ TEST(CliUserData, TheSeedRunIsUnchangedWithoutArguments) {
               "onefit: iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh, batch 20, 20 epochs");
     EXPECT_EQ(bare.out.substr(0, bare.out.find("Time:")), config.out.substr(0, config.out.find("Time:")));
     EXPECT_EQ(bare.err, config.err);  // the seed's two warnings, on purpose
+}
+
+TEST(CliUserData, ProfileSaysHowManyBytesWereReadAndHowFast) {
+    const std::string data = classes_csv();
+    const CliResult r = run_cli({"fit", "--data", data, "--profile", "--verbose", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const double bytes = static_cast<double>(std::filesystem::file_size(data));
+    EXPECT_TRUE(contains(r.out, "reading and splitting " + explain_format::si(bytes, "B") + " of files at "));
+    // The built-in iris reads no file.
+    const CliResult iris = run_cli({"fit", "--profile", "--verbose", "0"});
+    EXPECT_TRUE(contains(iris.out, "reading and splitting the data (command line)"));
 }
 
 TEST(CliResume, FlagsThatDisagreeWithTheSavedModelAreRefused) {

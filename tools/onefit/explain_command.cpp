@@ -119,6 +119,7 @@ int run_explain(const ExplainFlags& flags) {
     auto start = clock_type::now();
     const ExplainData data = load(config);
     times.load_seconds = since(start);
+    times.load_bytes = data_file_bytes(config);
     settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
 
     start = clock_type::now();

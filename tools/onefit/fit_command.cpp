@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <utility>
 
@@ -122,6 +123,16 @@ SplitData split_data(const FitConfig& config) {
     return data;
 }
 
+double data_file_bytes(const FitConfig& config) {
+    double bytes = 0;
+    for (const std::string& path : {config.seed_run() ? std::string() : config.source, config.labels}) {
+        std::error_code error;
+        if (!path.empty()) bytes += static_cast<double>(std::filesystem::file_size(path, error));
+        if (error) return 0;
+    }
+    return bytes;
+}
+
 void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say) {
     if (!config.loss.empty() || !config.resume_dir.empty()) return;  // given, or the saved model's
     const auto [loss, why] = choose_loss(config.layers, labels);
@@ -139,6 +150,7 @@ int run_fit(const FitConfig& given, bool profile) {
     };
     const SplitData data = split_data(config);
     times.load_seconds = phase_seconds();
+    times.load_bytes = data_file_bytes(config);
     settle_loss(config, data.y_train, &std::cout);
     const int64_t features = data.x_train.dim(1);
     check_model_size(config, features);

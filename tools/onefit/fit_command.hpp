@@ -36,6 +36,9 @@ struct SplitData {
 };
 SplitData split_data(const FitConfig& config);
 
+// The bytes of the files --data and --labels name (0 for the built-in iris), for --profile.
+double data_file_bytes(const FitConfig& config);
+
 // A loss left to choose (a user's data without --loss) chosen from the labels and the last
 // layer, and said in one line; a given or resumed loss stays.
 void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say);
