@@ -15,8 +15,10 @@ BatchSchedule::BatchSchedule(const FitPlan& plan, int64_t data_rows)
         plan.dataset->plan(0, limit, first);
         for (int64_t b : first.batch_sizes) max_rows_ = std::max(max_rows_, b);
     } else {  // arrays: batches of batch_size, the last one partial
-        pass_.rows.resize(static_cast<size_t>(data_rows));
-        std::iota(pass_.rows.begin(), pass_.rows.end(), int64_t{0});
+        if (plan.shuffle) {  // unshuffled batches are slices: no 8 bytes per row of row indices
+            pass_.rows.resize(static_cast<size_t>(data_rows));
+            std::iota(pass_.rows.begin(), pass_.rows.end(), int64_t{0});
+        }
         for (int64_t done = 0; done < data_rows; done += plan.batch_size)
             pass_.batch_sizes.push_back(std::min(plan.batch_size, data_rows - done));
         max_rows_ = std::min(plan.batch_size, data_rows);

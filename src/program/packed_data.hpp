@@ -20,22 +20,22 @@ inline int64_t packed_label_width(const TrainingProgram& program, int64_t y_widt
     return y_width == 1 && !crossentropy ? program.output_width : y_width;
 }
 
-// Feature rows as a device reads them: the caller's float rows themselves where they already
-// are that (contiguous float rows: MNIST's 188 MB is not copied again), else an owned copy (the
-// double executor of the tests, or validation rows gathered from a Dataset). Features are the
-// bulk of the data; labels are small and always packed.
+// Rows as a device reads them: the caller's float rows themselves where they already are that
+// (contiguous float rows: MNIST's 188 MB of features, or a million labels, are not copied again),
+// else an owned copy (the double executor of the tests, labels repeated across a row, or
+// validation rows gathered from a Dataset).
 template <class T>
-class FeatureRows {
+class PackedRows {
 public:
-    void view(const FeatureView& v) {
-        const size_t size = static_cast<size_t>(v.rows * v.width);
+    void view(const float* data, size_t size) {
         if constexpr (std::is_same_v<T, float>) {
-            view_ = v.data, view_size_ = size;
+            view_ = data, view_size_ = size;
         } else {
-            owned_.assign(v.data, v.data + size);
+            owned_.assign(data, data + size);
         }
     }
-    void append(const float* first, const float* last) { owned_.insert(owned_.end(), first, last); }
+    void view(const FeatureView& v) { view(v.data, static_cast<size_t>(v.rows * v.width)); }
+    void own(std::vector<T> values) { view_ = nullptr, owned_ = std::move(values); }
     const T* data() const { return view_ ? view_ : owned_.data(); }
     size_t size() const { return view_ ? view_size_ : owned_.size(); }
 
@@ -48,20 +48,22 @@ private:
 template <class T>
 struct PackedData {
     int64_t x_width = 0, y_width = 0, rows = 0;  // y_width: packed label width
-    FeatureRows<T> x;                             // training rows
-    std::vector<T> y;
-    FeatureRows<T> val_x;                         // validation rows, in evaluation order
-    std::vector<T> val_y;
+    PackedRows<T> x;                              // training rows
+    PackedRows<T> y;
+    PackedRows<T> val_x;                          // validation rows, in evaluation order
+    PackedRows<T> val_y;
     std::vector<int64_t> val_batches;             // validation batch sizes
 };
 
+// Labels are the caller's tensor itself unless one label must be repeated across a row.
 template <class T>
-std::vector<T> pack_labels(const Tensor& y, int64_t y_width, int64_t packed_width) {
-    if (packed_width == y_width) return std::vector<T>(y.values().begin(), y.values().end());
-    std::vector<T> out(static_cast<size_t>(y.rows() * packed_width));
+void pack_labels(PackedRows<T>& out, const Tensor& y, int64_t y_width, int64_t packed_width) {
+    if (packed_width == y_width) return out.view(y.data(), static_cast<size_t>(y.size()));
+    std::vector<T> repeated(static_cast<size_t>(y.rows() * packed_width));
+    const float* labels = y.data();
     for (int64_t r = 0; r < y.rows(); ++r)
-        for (int64_t j = 0; j < packed_width; ++j) out[static_cast<size_t>(r * packed_width + j)] = T(y[r]);
-    return out;
+        for (int64_t j = 0; j < packed_width; ++j) repeated[static_cast<size_t>(r * packed_width + j)] = T(labels[r]);
+    out.own(std::move(repeated));
 }
 
 // Validation batches never exceed max_rows (the buffers' size).
@@ -74,21 +76,25 @@ PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan,
     d.y_width = packed_label_width(program, plan.y_width);
     d.rows = x.rows;
     d.x.view(x);
-    d.y = pack_labels<T>(y, plan.y_width, d.y_width);
+    pack_labels(d.y, y, plan.y_width, d.y_width);
     if (plan.val_dataset) {
         DatasetPass pass;
         plan.val_dataset->plan(0, -1, pass);
         const Tensor& vx = plan.val_dataset->x();
-        const std::vector<T> vy = pack_labels<T>(plan.val_dataset->y(), plan.y_width, d.y_width);
+        PackedRows<T> vy;
+        pack_labels(vy, plan.val_dataset->y(), plan.y_width, d.y_width);
+        std::vector<T> gathered_x, gathered_y;
         for (int64_t r : pass.rows) {
-            d.val_x.append(vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
-            d.val_y.insert(d.val_y.end(), vy.begin() + r * d.y_width, vy.begin() + (r + 1) * d.y_width);
+            gathered_x.insert(gathered_x.end(), vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
+            gathered_y.insert(gathered_y.end(), vy.data() + r * d.y_width, vy.data() + (r + 1) * d.y_width);
         }
+        d.val_x.own(std::move(gathered_x));
+        d.val_y.own(std::move(gathered_y));
         for (int64_t b : pass.batch_sizes)
             for (int64_t done = 0; done < b; done += max_rows) d.val_batches.push_back(std::min(max_rows, b - done));
     } else if (plan.val_x) {
         d.val_x.view(plan.val_x);
-        d.val_y = pack_labels<T>(*plan.val_y, plan.y_width, d.y_width);
+        pack_labels(d.val_y, *plan.val_y, plan.y_width, d.y_width);
         const int64_t n = plan.val_x.rows, batch = std::min(plan.validation_batch_size, max_rows);
         for (int64_t done = 0; done < n; done += batch) d.val_batches.push_back(std::min(batch, n - done));
     }

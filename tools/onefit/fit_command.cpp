@@ -92,7 +92,7 @@ static LabeledData load_data(const FitConfig& config) {
 SplitData split_data(const FitConfig& config) {
     SplitData data;
     data.name = config.source;
-    const LabeledData all = load_data(config);
+    LabeledData all = load_data(config);
     if (config.test_size > 0 && config.validation_split > 0)
         throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
                     ") or from validation_split, not both; give one of them (--test-size or --validation-split)");
@@ -109,9 +109,9 @@ SplitData split_data(const FitConfig& config) {
         data.validation_rows = data.validation->first.rows();
         return data;
     }
-    data.x_train = all.x;
-    data.y_train = all.y;
     const int64_t n = all.x.rows();
+    data.x_train = std::move(all.x);  // moved: a copy would double the features' memory
+    data.y_train = std::move(all.y);
     // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.
     data.train_rows = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - config.validation_split)));
     data.validation_rows = config.validation_split > 0 ? n - data.train_rows : 0;

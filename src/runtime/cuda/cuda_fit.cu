@@ -167,13 +167,13 @@ public:
         arena_ = std::make_unique<Arena>(l.layout.total_bytes());
         Arena& a = *arena_;
         a.write(l.x, data.x.data(), data.x.size());
-        a.write(l.y, data.y);
+        a.write(l.y, data.y.data(), data.y.size());
         a.write(l.order, order);
         a.write(l.batch_start, batch_start);
         a.write(l.batch_rows, batch_rows);
         a.write(l.epoch_first, epoch_first);
         a.write(l.val_x, data.val_x.data(), data.val_x.size());
-        a.write(l.val_y, data.val_y);
+        a.write(l.val_y, data.val_y.data(), data.val_y.size());
         a.write(l.val_batches, val_batches);
         a.write(l.params, program.params);
         a.write(l.slots, program.optimizer_slots);
