@@ -2,6 +2,7 @@
 // GPU is visible.
 #pragma once
 #include <string>
+#include <vector>
 
 namespace onefit {
 
@@ -14,5 +15,14 @@ std::string device_name(Device device);
 bool cuda_available(std::string* why = nullptr);
 // "NVIDIA H200 (sm_90, 139 GiB)" or an explanation.
 std::string cuda_device_description();
+
+// The SIMD instruction set the CPU step loop runs on, by Highway's name: "AVX3" (AVX-512),
+// "AVX2", "SSSE3" on x86-64, "NEON" on aarch64. One binary carries every target and uses the
+// best this CPU has; the environment variable ONEFIT_SIMD, or set_cpu_simd_target, picks another.
+std::string cpu_simd_target();
+// The targets this build carries that this CPU can run, best first.
+std::vector<std::string> cpu_simd_targets();
+// Runs later fits, evaluate and predict on the named target; throws Error naming the choices.
+void set_cpu_simd_target(const std::string& name);
 
 }  // namespace onefit

@@ -2,7 +2,13 @@
 // CUDA kernels) take the activation as a template argument; the batch functions below switch
 // once per call, never per element, so each loop vectorises. Softmax is row-wise.
 // Templated on the scalar so tests run the same code in double precision.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_ACTIVATION_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_ACTIVATION_HPP
+#undef ONEFIT_NN_ACTIVATION_HPP
+#else
+#define ONEFIT_NN_ACTIVATION_HPP
+#endif
 #include <cmath>
 #include <cstdint>
 
@@ -10,8 +16,9 @@
 #include "nn/fastmath.hpp"
 #include "nn/vector_loops.hpp"
 #include "onefit/layers.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 inline constexpr double kLeakyReluSlope = 0.2;  // keras.activations.leaky_relu default
 inline constexpr double kEluAlpha = 1.0;
@@ -145,4 +152,5 @@ void activation_backward(Activation act, const T* z, const T* out, T* grad, int6
     });
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_ACTIVATION_HPP

@@ -3,13 +3,20 @@
 // element's index in the batch, so every device draws the same mask without a generator's
 // state; kept elements are scaled by 1 / (1 - rate). Outside training, and at rate 0, the
 // mask is 1: the input passes through, and so does its gradient.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_DROPOUT_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_DROPOUT_HPP
+#undef ONEFIT_NN_DROPOUT_HPP
+#else
+#define ONEFIT_NN_DROPOUT_HPP
+#endif
 #include <cstdint>
 
 #include "core/hd.hpp"
 #include "core/rng.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 // 1 / (1 - rate), the scale of a kept element (computed once per op, not per element).
 template <class T>
@@ -24,4 +31,5 @@ ONEFIT_HD T dropout_mask(bool training, float rate, T keep, uint64_t key, uint64
     return hash_uniform(key, index) < rate ? T(0) : keep;
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_DROPOUT_HPP

@@ -2,14 +2,21 @@
 // (Cephes-style, within kFastMathMaxUlp over the range training uses) that inline and
 // vectorise; glibc's expf/log1pf are calls that cannot, and were 20% of the seed's fit. Double
 // stays exact so the finite-difference gradient tests check the formulas, not the approximations.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_FASTMATH_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_FASTMATH_HPP
+#undef ONEFIT_NN_FASTMATH_HPP
+#else
+#define ONEFIT_NN_FASTMATH_HPP
+#endif
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "core/hd.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 // The accuracy the float forms promise, in float ulps of the exact result: exp_fast over its
 // unclamped range [-87, 88], log1p_unit_fast over [0, 1]. tests/nn/fastmath_test.cpp holds
@@ -67,4 +74,5 @@ __device__ __forceinline__ float log1p_unit_fast(float x) { return log1pf(x); }
 ONEFIT_HD double exp_fast(double x) { return std::exp(x); }
 ONEFIT_HD double log1p_unit_fast(double x) { return std::log1p(x); }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_FASTMATH_HPP

@@ -5,7 +5,13 @@
 // Labels y have y_width columns: the prediction width for elementwise losses and one-hot
 // labels, or 1 for class indices (sparse) and for the broadcast case tf.keras 2 allows
 // (labels (N,) expanded to (N,1) against (N,K) predictions).
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_LOSSES_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_LOSSES_HPP
+#undef ONEFIT_NN_LOSSES_HPP
+#else
+#define ONEFIT_NN_LOSSES_HPP
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,8 +21,9 @@
 #include "nn/fastmath.hpp"
 #include "nn/vector_loops.hpp"
 #include "onefit/losses.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 inline constexpr double kClipEpsilon = 1e-7;  // keras.backend.epsilon()
 
@@ -226,4 +233,5 @@ double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, c
     return 0;
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_LOSSES_HPP

@@ -1,6 +1,7 @@
 // Metrics as Keras computes them per sample, summed over a batch (fit divides by the sample
 // count at the epoch end, which equals Keras's batch-size-weighted running mean).
-#pragma once
+#ifndef ONEFIT_NN_METRICS_HPP_COLD
+#define ONEFIT_NN_METRICS_HPP_COLD
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -20,6 +21,20 @@ struct Metric {
 // Resolves a Keras metric name for predictions of pred_width columns and labels of y_width
 // columns ("accuracy" picks sparse/categorical/binary like Keras does). Throws Error if unknown.
 Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width);
+
+}  // namespace onefit::nn
+#endif  // ONEFIT_NN_METRICS_HPP_COLD
+
+// The per-sample loop is hot: compiled once per SIMD target (core/simd.hpp).
+#if defined(ONEFIT_NN_METRICS_HPP_HOT) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_METRICS_HPP_HOT
+#undef ONEFIT_NN_METRICS_HPP_HOT
+#else
+#define ONEFIT_NN_METRICS_HPP_HOT
+#endif
+#include "core/simd.hpp"
+
+ONEFIT_SIMD_BEGIN(nn)
 
 template <class T>
 ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width) {
@@ -62,4 +77,5 @@ ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t row
     return total;
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_METRICS_HPP_HOT

@@ -2,14 +2,21 @@
 // ONEFIT_HD function shared with the CUDA kernels; the scalars that change per step (Adam's bias
 // correction) are computed once per step into OptimizerStep. The CPU applies it in one fused pass
 // over all parameters (they are contiguous in the program). t is the 1-based step count.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_OPTIMIZER_MATH_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_OPTIMIZER_MATH_HPP
+#undef ONEFIT_NN_OPTIMIZER_MATH_HPP
+#else
+#define ONEFIT_NN_OPTIMIZER_MATH_HPP
+#endif
 #include <cmath>
 #include <cstdint>
 
 #include "core/hd.hpp"
 #include "onefit/optimizers.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 // How many state vectors of the parameters' size the optimizer keeps.
 inline int optimizer_slot_count(const Optimizer& o) {
@@ -144,4 +151,5 @@ void optimizer_step(const Optimizer& o, T* __restrict w, const T* __restrict g, 
     optimizer_step_range(o, w, g, slots, n, t, int64_t{0}, n);
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_OPTIMIZER_MATH_HPP

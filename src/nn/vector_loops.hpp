@@ -1,10 +1,17 @@
 // Loop shapes for the CPU step loop's elementwise and per-row work (host code only): a row
 // width known at compile time, and trip counts in whole vectors.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_NN_VECTOR_LOOPS_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_NN_VECTOR_LOOPS_HPP
+#undef ONEFIT_NN_VECTOR_LOOPS_HPP
+#else
+#define ONEFIT_NN_VECTOR_LOOPS_HPP
+#endif
 #include <cstdint>
 #include <type_traits>
+#include "core/simd.hpp"
 
-namespace onefit::nn {
+ONEFIT_SIMD_BEGIN(nn)
 
 // Calls f.template operator()<W>() with the row width as a compile-time constant when it is
 // 2..8 (the output widths of small classifiers), and with W = 0 otherwise (f reads the runtime
@@ -24,8 +31,14 @@ void with_small_width(int64_t width, F&& f) {
     }
 }
 
-// Lanes of the widest float vector (AVX-512).
+// Lanes of a float vector on the target being compiled (4 on SSSE3 and NEON, 8 on AVX2, 16 on
+// AVX-512).
+#if defined(__CUDACC__)
 inline constexpr int64_t kVectorLanes = 16;
+#else
+inline constexpr int64_t kVectorLanes =
+    static_cast<int64_t>(hwy::HWY_NAMESPACE::MaxLanes(hwy::HWY_NAMESPACE::ScalableTag<float>()));
+#endif
 
 // Covers iterations [0, n) with loops of exactly one vector each: body(first, count, skip) runs
 // iterations [first, first + count) with count a compile-time kVectorLanes, for first = 0, 16,
@@ -44,4 +57,5 @@ template <class Body>
     if (first < n) body(n - kVectorLanes, lanes, first - (n - kVectorLanes));
 }
 
-}  // namespace onefit::nn
+ONEFIT_SIMD_END(nn)
+#endif  // ONEFIT_NN_VECTOR_LOOPS_HPP

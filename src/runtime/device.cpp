@@ -1,6 +1,7 @@
 #include "onefit/device.hpp"
 
 #include "onefit/error.hpp"
+#include "runtime/cpu/cpu_simd.hpp"
 #include "runtime/cuda/cuda_fit.hpp"
 
 namespace onefit {
@@ -12,6 +13,10 @@ Device device_from_name(const std::string& name) {
 }
 
 std::string device_name(Device device) { return device == Device::cpu ? "cpu" : "cuda"; }
+
+std::string cpu_simd_target() { return cpu::simd_target(); }
+std::vector<std::string> cpu_simd_targets() { return cpu::simd_targets(); }
+void set_cpu_simd_target(const std::string& name) { cpu::force_simd_target(name); }
 
 bool cuda_available(std::string* why) { return cuda::available(why); }
 

@@ -11,7 +11,7 @@
 #include "onefit/error.hpp"
 #include "onefit/model.hpp"
 #include "program/fit_plan.hpp"
-#include "runtime/cpu/cpu_fit.hpp"
+#include "runtime/cpu/cpu_simd.hpp"
 #include "runtime/cuda/cuda_fit.hpp"
 #include "train/checks.hpp"
 #include "train/progress.hpp"
@@ -154,7 +154,7 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     if (options.device == Device::cuda)
         device_program = cuda::make_cuda_fit(prog, plan, metrics);
     else
-        device_program = std::make_unique<cpu::CpuFit<float>>(prog, plan, metrics);
+        device_program = cpu::make_cpu_fit(prog, plan, metrics);
     DeviceProgram& program = *device_program;
     FitProfile* profile = options.profile;
     if (profile) {

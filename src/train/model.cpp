@@ -8,7 +8,7 @@
 #include "onefit/model.hpp"
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
-#include "runtime/cpu/cpu_executor.hpp"
+#include "runtime/cpu/cpu_simd.hpp"
 #include "train/checks.hpp"
 
 namespace onefit {
@@ -120,12 +120,7 @@ Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) 
     const int64_t y_width = label_width(y);
     std::vector<nn::Metric> metrics;
     for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, y_width));
-    cpu::CpuExecutor<float> executor(prog, std::min(batch_size, x.rows()), metrics, y_width, 0);
-    LogSums sums;
-    for (int64_t done = 0; done < x.rows(); done += batch_size) {
-        const int64_t rows = std::min(batch_size, x.rows() - done);
-        executor.evaluate_batch(x.data() + done * x.row_width(), y.data() + done * y_width, rows, sums);
-    }
+    const LogSums sums = cpu::evaluate_rows(prog, x.data(), x.row_width(), y.data(), y_width, x.rows(), batch_size, metrics);
     Logs logs{{"loss", sums.loss / static_cast<double>(sums.samples)}};
     for (size_t k = 0; k < metrics.size(); ++k)
         logs[metrics[k].name] = sums.metrics[k] / static_cast<double>(sums.samples);
@@ -142,14 +137,8 @@ Tensor Sequential::predict(const Tensor& x, int64_t batch_size) {
     const TrainingProgram& prog = program_ ? *program_ : *uncompiled;
     if (batch_size < 1) throw Error("predict: batch_size must be at least 1");
     train::check_features(prog, x, "x");
-    cpu::CpuExecutor<float> executor(prog, std::min(batch_size, x.rows()), {}, 1, 0);
     Tensor out({x.rows(), prog.output_width});
-    for (int64_t done = 0; done < x.rows(); done += batch_size) {
-        const int64_t rows = std::min(batch_size, x.rows() - done);
-        executor.forward(x.data() + done * x.row_width(), rows, false);
-        std::copy(executor.output(), executor.output() + rows * prog.output_width,
-                  out.data() + done * prog.output_width);
-    }
+    cpu::predict_rows(prog, x.data(), x.row_width(), x.rows(), batch_size, out.data());
     return out;
 }
 

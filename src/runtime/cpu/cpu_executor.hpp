@@ -10,7 +10,13 @@
 // the halves' parameter gradients are added at the end. Whether and where a step splits depends
 // only on the model and the batch's row count, never on the thread count, so a fit's result
 // does not depend on the machine's cores.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP
+#undef ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP
+#else
+#define ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP
+#endif
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -26,8 +32,9 @@
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
 #include "runtime/cpu/dense_kernels.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::cpu {
+ONEFIT_SIMD_BEGIN(cpu)
 
 // Parameter counts from which the optimizer pass is split over the thread pool.
 inline constexpr int64_t kParallelUpdateMin = 1 << 16;
@@ -284,4 +291,5 @@ private:
     std::vector<std::vector<T>> z_, a_, da_, mask_;
 };
 
-}  // namespace onefit::cpu
+ONEFIT_SIMD_END(cpu)
+#endif  // ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP

@@ -2,30 +2,26 @@
 // The host calls run_epochs(first, last) once when nothing needs to look between epochs, or
 // once per epoch (logs, callbacks), or per chunk of steps (live progress bar). Nothing here
 // allocates after construction (a Dataset input plans each pass at its start, on the host).
-#pragma once
-#include <xmmintrin.h>
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_RUNTIME_CPU_CPU_FIT_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_RUNTIME_CPU_CPU_FIT_HPP
+#undef ONEFIT_RUNTIME_CPU_CPU_FIT_HPP
+#else
+#define ONEFIT_RUNTIME_CPU_CPU_FIT_HPP
+#endif
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/denormals.hpp"
 #include "program/batch_schedule.hpp"
 #include "program/device_program.hpp"
 #include "program/packed_data.hpp"
 #include "runtime/cpu/cpu_executor.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::cpu {
-
-// Flush denormals to zero while training, as TensorFlow does: without it about a fifth of
-// seeded Iris log_cosh fits reach float32 denormals and run five times slower.
-class DenormalsAreZero {
-public:
-    DenormalsAreZero() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040); }  // FTZ | DAZ
-    ~DenormalsAreZero() { _mm_setcsr(saved_); }
-
-private:
-    unsigned saved_;
-};
+ONEFIT_SIMD_BEGIN(cpu)
 
 template <class T>
 class CpuFit final : public DeviceProgram {
@@ -133,4 +129,5 @@ private:
     std::vector<EpochLog> logs_;
 };
 
-}  // namespace onefit::cpu
+ONEFIT_SIMD_END(cpu)
+#endif  // ONEFIT_RUNTIME_CPU_CPU_FIT_HPP

@@ -3,7 +3,13 @@
 // (LIBXSMM on the thread pool, gemm.cpp), chosen per layer at lowering (DenseOp::use_blas;
 // the measurement behind it: bench/gemm_choice).
 // Templated so the gradient tests run the very same code in double precision.
-#pragma once
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_RUNTIME_CPU_DENSE_KERNELS_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_RUNTIME_CPU_DENSE_KERNELS_HPP
+#undef ONEFIT_RUNTIME_CPU_DENSE_KERNELS_HPP
+#else
+#define ONEFIT_RUNTIME_CPU_DENSE_KERNELS_HPP
+#endif
 #include <cblas.h>
 
 #include <cstdint>
@@ -12,8 +18,9 @@
 
 #include "runtime/cpu/gemm.hpp"
 #include "runtime/cpu/small_kernels.hpp"
+#include "core/simd.hpp"
 
-namespace onefit::cpu {
+ONEFIT_SIMD_BEGIN(cpu)
 
 // Row-major C = op(A) op(B) + beta C. float: LIBXSMM on the thread pool (gemm.cpp); double (the
 // gradient tests): OpenBLAS.
@@ -33,14 +40,13 @@ inline void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
 template <class T>
 bool dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w, const T* __restrict b,
                    int64_t rows, int64_t in, int64_t out, bool out_major, bool use_blas,
-                   [[maybe_unused]] T* relu_out = nullptr) {  // unused without AVX-512
+                   T* relu_out = nullptr) {
     if (use_blas) {
         if (b)
             for (int64_t r = 0; r < rows; ++r) std::memcpy(z + r * out, b, sizeof(T) * out);
         gemm<T>(false, out_major, rows, out, in, x, in, w, out_major ? in : out, b ? T(1) : T(0), z, out);
         return false;
     }
-#if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>) {
         if (out_major) {
             if (try_register_row_dots(z, out, b, x, in, w, in, rows, out, in)) return false;
@@ -48,7 +54,6 @@ bool dense_forward(T* __restrict z, const T* __restrict x, const T* __restrict w
             return relu_out != nullptr;
         }
     }
-#endif
     for (int64_t r = 0; r < rows; ++r) {
         if (out_major)  // z[r, j] = b[j] + x[r, :] . W[j, :]
             row_dots(z + r * out, 1, b, x + r * in, w, in, out, in);
@@ -81,21 +86,17 @@ void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const 
         return;
     }
     bool dw_done = false;
-#if defined(__AVX512F__)
     if constexpr (std::is_same_v<T, float>)
         dw_done = out_major ? try_register_outer_sums(dw, in, dz, out, x, in, rows, out, in, nullptr, db)
                             : try_register_outer_sums(dw, out, x, in, dz, out, rows, in, out, db, nullptr);
-#endif
     if (!dw_done) bias_gradient();  // the register path summed it in the same pass
     if (out_major) {
         if (!dw_done)
             for (int64_t j = 0; j < out; ++j)  // dW[j, :] = sum_r dz[r, j] x[r, :]
                 weighted_row_sum(dw + j * in, static_cast<const T*>(nullptr), dz + j, out, x, in, rows, in);
         bool dx_done = !dx;
-#if defined(__AVX512F__)
         if constexpr (std::is_same_v<T, float>)
             if (!dx_done) dx_done = try_register_matrix_rows(dx, in, nullptr, dz, out, w, in, rows, out, in);
-#endif
         if (!dx_done)
             for (int64_t r = 0; r < rows; ++r)  // dx[r, :] = sum_j dz[r, j] W[j, :]
                 weighted_row_sum(dx + r * in, static_cast<const T*>(nullptr), dz + r * out, 1, w, in, out, in);
@@ -109,4 +110,5 @@ void dense_backward(T* __restrict dw, T* __restrict db, T* __restrict dx, const 
     }
 }
 
-}  // namespace onefit::cpu
+ONEFIT_SIMD_END(cpu)
+#endif  // ONEFIT_RUNTIME_CPU_DENSE_KERNELS_HPP

@@ -4,7 +4,7 @@
 // LIBXSMM is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B
 // is the kernel's first operand and A its second. 1.17 JITs a transposed second operand
 // (row-major trans_a) but not a transposed first one (row-major trans_b), so for trans_b each
-// task first transposes its slice of B into scratch with a 16 x 16 AVX-512 tile transpose.
+// task first transposes its slice of B into scratch, in 16 x 16 tiles.
 //
 // C is cut into blocks of whole columns (or whole rows) and the blocks run as ThreadPool tasks.
 // Each element of C is computed by one kernel over the whole of k, so the result does not
@@ -18,9 +18,6 @@
 #include <cstdlib>
 #include <vector>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include "core/thread_pool.hpp"
 
@@ -51,44 +48,6 @@ libxsmm_smmfunction kernel(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t
     return f;
 }
 
-#if defined(__AVX512F__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"  // GCC 12 false positive in its own unpack intrinsics
-// out[j, i] = in[i, j] for a 16 x 16 tile: three rounds of shuffles (32-, 64-, 128-bit pieces).
-void transpose_tile16(float* __restrict out, int64_t ldo, const float* __restrict in, int64_t ldi) {
-    __m512 r[16], t[16];
-    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * ldi);
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    const auto lo = [](__m512 x, __m512 y) {
-        return _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(x), _mm512_castps_pd(y)));
-    };
-    const auto hi = [](__m512 x, __m512 y) {
-        return _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(x), _mm512_castps_pd(y)));
-    };
-    for (int i = 0; i < 16; i += 4) {
-        r[i] = lo(t[i], t[i + 2]);
-        r[i + 1] = hi(t[i], t[i + 2]);
-        r[i + 2] = lo(t[i + 1], t[i + 3]);
-        r[i + 3] = hi(t[i + 1], t[i + 3]);
-    }
-    for (int i = 0; i < 4; ++i) {
-        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-    }
-    for (int i = 0; i < 4; ++i) {
-        _mm512_storeu_ps(out + i * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88));
-        _mm512_storeu_ps(out + (i + 8) * ldo, _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd));
-        _mm512_storeu_ps(out + (i + 4) * ldo, _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88));
-        _mm512_storeu_ps(out + (i + 12) * ldo, _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xdd));
-    }
-}
-#pragma GCC diagnostic pop
-#endif
 
 // out[j, i] = in[i, j] for in[rows, cols]: out is cols x rows. 16 x 16 tiles keep both sides'
 // cache lines in L1 (a 784 x 256 transpose: 20 us, libxsmm_otrans 1.17: 120 us).
@@ -96,13 +55,11 @@ void transpose(float* __restrict out, int64_t ldo, const float* __restrict in, i
                int64_t cols) {
     for (int64_t i0 = 0; i0 < rows; i0 += 16) {
         const int64_t i1 = std::min(rows, i0 + 16);
-        int64_t j0 = 0;
-#if defined(__AVX512F__)
-        if (i1 - i0 == 16)
-            for (; j0 + 16 <= cols; j0 += 16) transpose_tile16(out + j0 * ldo + i0, ldo, in + i0 * ldi + j0, ldi);
-#endif
-        for (int64_t j = j0; j < cols; ++j)
-            for (int64_t i = i0; i < i1; ++i) out[j * ldo + i] = in[i * ldi + j];
+        for (int64_t j0 = 0; j0 < cols; j0 += 16) {
+            const int64_t j1 = std::min(cols, j0 + 16);
+            for (int64_t j = j0; j < j1; ++j)
+                for (int64_t i = i0; i < i1; ++i) out[j * ldo + i] = in[i * ldi + j];
+        }
     }
 }
 

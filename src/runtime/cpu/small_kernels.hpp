@@ -2,15 +2,25 @@
 //   weighted_row_sum: out[0:len] = init + sum_r coeff[r * cstride] * rows[r * rstride + 0:len]
 //   row_dots:         out[j * ostride] = init[j] + dot(a[0:len], rows[j * rstride + 0:len]), j < count
 // Dense forward, weight gradient and input gradient in either weight layout are these two with
-// different strides. Tiny layers make the loops 3 to 64 long, so the AVX-512 versions keep the
-// whole output in registers (up to 64 floats) with masked tails: no scalar prologue/epilogue and
-// no store/reload per row.
-#pragma once
-#include <immintrin.h>
+// different strides. Tiny layers make the loops 3 to 64 long, so the float versions keep the
+// whole output in registers with partial tail vectors: no scalar prologue/epilogue and no
+// store/reload per row. Written once with Highway and compiled per SIMD target (core/simd.hpp):
+// 4 lanes on SSSE3 and NEON, 8 on AVX2, 16 on AVX-512.
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_RUNTIME_CPU_SMALL_KERNELS_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_RUNTIME_CPU_SMALL_KERNELS_HPP
+#undef ONEFIT_RUNTIME_CPU_SMALL_KERNELS_HPP
+#else
+#define ONEFIT_RUNTIME_CPU_SMALL_KERNELS_HPP
+#endif
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
-namespace onefit::cpu {
+#include "core/simd.hpp"
+
+ONEFIT_SIMD_BEGIN(cpu)
 
 template <class T>
 inline void weighted_row_sum(T* __restrict out, const T* __restrict init, const T* __restrict coeff, int64_t cstride,
@@ -36,112 +46,56 @@ inline void row_dots(T* __restrict out, int64_t ostride, const T* __restrict ini
     }
 }
 
-#if defined(__AVX512F__)
-// gcc 12 warns inside _mm512_reduce_add_ps's own body (a known false positive).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-inline __mmask16 tail_mask(int64_t left) {
-    return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-}
-// Full registers use plain loads and stores: a masked store blocks store-to-load forwarding, and
-// the next kernel reads these values straight back (measured: 13% of the activation pass).
-inline __m512 load16(__mmask16 m, const float* p) { return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p); }
-inline void store16(__mmask16 m, float* p, __m512 v) {
-    if (m == 0xffff) _mm512_storeu_ps(p, v);
-    else _mm512_mask_storeu_ps(p, m, v);
+namespace simd {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+inline constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(D()));
+// Floats of output a register kernel keeps in registers (two AVX-512 registers, eight NEON ones).
+inline constexpr int64_t kRegisterFloats = 32;
+
+// Lanes of vector v that a row of len floats fills (0 past its end).
+inline int64_t lanes_of(int64_t len, int64_t v) {
+    const int64_t left = len - kLanes * v;
+    return left <= 0 ? 0 : left >= kLanes ? kLanes : left;
 }
 
-template <>
-inline void weighted_row_sum<float>(float* __restrict out, const float* __restrict init, const float* __restrict coeff,
-                                    int64_t cstride, const float* __restrict rows, int64_t rstride, int64_t nrows,
-                                    int64_t len) {
-    for (int64_t base = 0; base < len; base += 64) {  // four registers of output at a time
-        __mmask16 m[4];
-        __m512 acc[4];
-        for (int v = 0; v < 4; ++v) {
-            const int64_t left = len - base - 16 * v;
-            m[v] = left > 0 ? tail_mask(left) : 0;
-            acc[v] = init && m[v] ? load16(m[v], init + base + 16 * v) : _mm512_setzero_ps();
-        }
-        for (int64_t r = 0; r < nrows; ++r) {
-            const __m512 c = _mm512_set1_ps(coeff[r * cstride]);
-            const float* row = rows + r * rstride + base;
-            for (int v = 0; v < 4; ++v)
-                if (m[v]) acc[v] = _mm512_fmadd_ps(c, load16(m[v], row + 16 * v), acc[v]);
-        }
-        for (int v = 0; v < 4; ++v)
-            if (m[v]) store16(m[v], out + base + 16 * v, acc[v]);
-    }
+// The first n lanes from p, zeros after. A whole vector is a plain load; a part uses a masked
+// load where it cannot fault (AVX2, AVX-512) and a copy through the stack where it could (SSE,
+// NEON: their masked loads read the whole vector, possibly past the end of the buffer).
+[[gnu::always_inline]] inline V load_part(const float* p, int64_t n) {
+    const D d;
+    if (n == kLanes) return hn::LoadU(d, p);
+#if HWY_MEM_OPS_MIGHT_FAULT
+    alignas(64) float part[kLanes] = {};
+    std::memcpy(part, p, sizeof(float) * static_cast<size_t>(n));
+    return hn::Load(d, part);
+#else
+    return hn::MaskedLoad(hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#endif
 }
 
-template <>
-inline void row_dots<float>(float* __restrict out, int64_t ostride, const float* __restrict init,
-                            const float* __restrict a, const float* __restrict rows, int64_t rstride, int64_t count,
-                            int64_t len) {
-    for (int64_t j = 0; j < count; ++j) {
-        const float* row = rows + j * rstride;
-        __m512 acc = _mm512_setzero_ps();
-        for (int64_t i = 0; i < len; i += 16) {
-            const __mmask16 m = tail_mask(len - i);
-            acc = _mm512_fmadd_ps(load16(m, a + i), load16(m, row + i), acc);
-        }
-        out[j * ostride] = (init ? init[j] : 0.0f) + _mm512_reduce_add_ps(acc);
-    }
+// Stores the first n lanes. Whole vectors use plain stores: a masked store blocks
+// store-to-load forwarding, and the next kernel reads these values straight back (measured on
+// AVX-512: 13% of the activation pass).
+[[gnu::always_inline]] inline void store_part(V v, float* p, int64_t n) {
+    const D d;
+    if (n == kLanes) return hn::StoreU(v, d, p);
+#if HWY_MEM_OPS_MIGHT_FAULT
+    alignas(64) float part[kLanes];
+    hn::Store(v, d, part);
+    std::memcpy(p, part, sizeof(float) * static_cast<size_t>(n));
+#else
+    hn::BlendedStore(v, hn::FirstN(d, static_cast<size_t>(n)), d, p);
+#endif
 }
 
-// Whole-batch forms for matrices small enough to live in registers (the Iris layers): the
-// weights are loaded once for all rows instead of once per row, and the loops over k and the
-// 16-lane vectors are unrolled at compile time. Return false when the shape is not covered.
-//   out[r, 0:len] = init + sum_{k<K} coeff[r * crow + k] * m[k * mstride + 0:len]
-// and, when relu_out is not null, relu_out[r, :] = max(out[r, :], 0) from the same registers
-// (a dense layer with its relu in one pass: the separate relu pass re-read every output).
-template <int K, int V>
-inline void register_matrix_rows(float* __restrict out, int64_t ostride, const float* __restrict init,
-                                 const float* __restrict coeff, int64_t crow, const float* __restrict m,
-                                 int64_t mstride, int64_t rows, int64_t len, float* __restrict relu_out) {
-    __mmask16 mask[V];
-    __m512 w[K][V], b[V];
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-        mask[v] = tail_mask(len - 16 * v);
-        b[v] = init ? load16(mask[v], init + 16 * v) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) w[k][v] = load16(mask[v], m + k * mstride + 16 * v);
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-        __m512 acc[V];
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) acc[v] = b[v];
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) {
-            const __m512 c = _mm512_set1_ps(coeff[r * crow + k]);
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) acc[v] = _mm512_fmadd_ps(c, w[k][v], acc[v]);
-        }
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store16(mask[v], out + r * ostride + 16 * v, acc[v]);
-        if (relu_out)
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v)
-                store16(mask[v], relu_out + r * ostride + 16 * v, _mm512_max_ps(acc[v], _mm512_setzero_ps()));
-    }
-}
+[[gnu::always_inline]] inline float sum_of_lanes(V v) { return hn::GetLane(hn::SumOfLanes(D(), v)); }
 
-template <int K>
-inline bool register_matrix_rows_k(int64_t v, float* out, int64_t ostride, const float* init, const float* coeff,
-                                   int64_t crow, const float* m, int64_t mstride, int64_t rows, int64_t len,
-                                   float* relu_out) {
-    if (v == 1) register_matrix_rows<K, 1>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-    else if (v == 2) register_matrix_rows<K, 2>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-    else return false;
-    return true;
-}
-
-// Calls f.template operator()<K>() for K = k in 1..8 (the register kernels' unrolled row
-// counts) and returns what it returns; false for any other k.
+// Calls f.template operator()<N>() for N = n in 1..8 and returns what it returns; false otherwise.
 template <class F>
-inline bool with_register_k(int64_t k, F&& f) {
-    switch (k) {
+inline bool with_count(int64_t n, F&& f) {
+    switch (n) {
         case 1: return f.template operator()<1>();
         case 2: return f.template operator()<2>();
         case 3: return f.template operator()<3>();
@@ -154,122 +108,207 @@ inline bool with_register_k(int64_t k, F&& f) {
     }
 }
 
+// Vectors for len floats when they fit kRegisterFloats, else 0.
+inline int64_t register_vectors(int64_t len) {
+    return len <= kRegisterFloats ? (len + kLanes - 1) / kLanes : 0;
+}
+}  // namespace simd
+
+template <>
+inline void weighted_row_sum<float>(float* __restrict out, const float* __restrict init, const float* __restrict coeff,
+                                    int64_t cstride, const float* __restrict rows, int64_t rstride, int64_t nrows,
+                                    int64_t len) {
+    using namespace simd;
+    constexpr int kBlock = 4;  // vectors of output at a time
+    for (int64_t base = 0; base < len; base += kBlock * kLanes) {
+        int64_t n[kBlock];
+        V acc[kBlock];
+        for (int v = 0; v < kBlock; ++v) {
+            n[v] = lanes_of(len - base, v);
+            acc[v] = init && n[v] ? load_part(init + base + kLanes * v, n[v]) : hn::Zero(D());
+        }
+        for (int64_t r = 0; r < nrows; ++r) {
+            const V c = hn::Set(D(), coeff[r * cstride]);
+            const float* row = rows + r * rstride + base;
+            for (int v = 0; v < kBlock; ++v)
+                if (n[v]) acc[v] = hn::MulAdd(c, load_part(row + kLanes * v, n[v]), acc[v]);
+        }
+        for (int v = 0; v < kBlock; ++v)
+            if (n[v]) store_part(acc[v], out + base + kLanes * v, n[v]);
+    }
+}
+
+template <>
+inline void row_dots<float>(float* __restrict out, int64_t ostride, const float* __restrict init,
+                            const float* __restrict a, const float* __restrict rows, int64_t rstride, int64_t count,
+                            int64_t len) {
+    using namespace simd;
+    for (int64_t j = 0; j < count; ++j) {
+        const float* row = rows + j * rstride;
+        V acc = hn::Zero(D());
+        for (int64_t i = 0; i < len; i += kLanes) {
+            const int64_t n = len - i < kLanes ? len - i : kLanes;
+            acc = hn::MulAdd(load_part(a + i, n), load_part(row + i, n), acc);
+        }
+        out[j * ostride] = (init ? init[j] : 0.0f) + sum_of_lanes(acc);
+    }
+}
+
+// Whole-batch forms for matrices small enough to live in registers (the Iris layers): the
+// weights are loaded once for all rows instead of once per row, and the loops over k and the
+// vectors are unrolled at compile time. Return false when the shape is not covered.
+//   out[r, 0:len] = init + sum_{k<K} coeff[r * crow + k] * m[k * mstride + 0:len]
+// and, when relu_out is not null, relu_out[r, :] = max(out[r, :], 0) from the same registers
+// (a dense layer with its relu in one pass: the separate relu pass re-read every output).
+template <int K, int NV>
+inline void register_matrix_rows(float* __restrict out, int64_t ostride, const float* __restrict init,
+                                 const float* __restrict coeff, int64_t crow, const float* __restrict m,
+                                 int64_t mstride, int64_t rows, int64_t len, float* __restrict relu_out) {
+    using namespace simd;
+    const D d;
+    int64_t n[NV];
+    V w[K][NV], b[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+        n[v] = lanes_of(len, v);
+        b[v] = init ? load_part(init + kLanes * v, n[v]) : hn::Zero(d);
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) w[k][v] = load_part(m + k * mstride + kLanes * v, n[v]);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        V acc[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[v] = b[v];
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) {
+            const V c = hn::Set(d, coeff[r * crow + k]);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[v] = hn::MulAdd(c, w[k][v], acc[v]);
+        }
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) store_part(acc[v], out + r * ostride + kLanes * v, n[v]);
+        if (relu_out)
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) store_part(hn::Max(acc[v], hn::Zero(d)), relu_out + r * ostride + kLanes * v, n[v]);
+    }
+}
+
 inline bool try_register_matrix_rows(float* out, int64_t ostride, const float* init, const float* coeff, int64_t crow,
                                      const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len,
                                      float* relu_out = nullptr) {
-    const int64_t v = (len + 15) / 16;
-    return with_register_k(k, [&]<int K>() {
-        return register_matrix_rows_k<K>(v, out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+    return simd::with_count(k, [&]<int K>() {
+        return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
+            if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
+                return false;
+            } else {
+                register_matrix_rows<K, NV>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
+                return true;
+            }
+        });
     });
 }
 
-// out[r, j] = init[j] + a[r, 0:len] . m[j, 0:len] for j < count <= 4, len <= 32: the weight rows stay
-// in registers and the four sums of a row are reduced together (10 instructions, not 4 x 8).
-inline __m128 sum_each_of_four(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
-    const __m512 t0 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
-    const __m512 t1 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
-    const __m512 u = _mm512_add_ps(_mm512_shuffle_ps(t0, t1, 0x44), _mm512_shuffle_ps(t0, t1, 0xEE));
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(u), _mm512_extractf32x8_ps(u, 1));
-    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-}
-
-template <int V>
+// out[r, j] = init[j] + a[r, 0:len] . m[j, 0:len] for j < count <= 4, len <= kRegisterFloats:
+// the weight rows stay in registers for every row.
+template <int NV>
 inline void register_row_dots4(float* __restrict out, int64_t ostride, const float* __restrict init,
                                const float* __restrict a, int64_t astride, const float* __restrict m, int64_t mstride,
                                int64_t rows, int64_t count, int64_t len) {
-    __mmask16 mask[V];
-    __m512 w[4][V];
+    using namespace simd;
+    const D d;
+    int64_t n[NV];
+    V w[4][NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+        n[v] = lanes_of(len, v);
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-        mask[v] = tail_mask(len - 16 * v);
-#pragma GCC unroll 4
-        for (int j = 0; j < 4; ++j)
-            w[j][v] = j < count ? load16(mask[v], m + j * mstride + 16 * v) : _mm512_setzero_ps();
+        for (int j = 0; j < 4; ++j) w[j][v] = j < count ? load_part(m + j * mstride + kLanes * v, n[v]) : hn::Zero(d);
     }
-    const __mmask8 out_mask = static_cast<__mmask8>((1u << count) - 1);
-    const __m128 bias = init ? _mm_maskz_loadu_ps(out_mask, init) : _mm_setzero_ps();
+    float bias[4] = {};
+    for (int64_t j = 0; j < count; ++j) bias[j] = init ? init[j] : 0.0f;
     for (int64_t r = 0; r < rows; ++r) {
-        __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+        V acc[4] = {hn::Zero(d), hn::Zero(d), hn::Zero(d), hn::Zero(d)};
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            const V x = load_part(a + r * astride + kLanes * v, n[v]);
 #pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) {
-            const __m512 x = load16(mask[v], a + r * astride + 16 * v);
-#pragma GCC unroll 4
-            for (int j = 0; j < 4; ++j) acc[j] = _mm512_fmadd_ps(x, w[j][v], acc[j]);
+            for (int j = 0; j < 4; ++j) acc[j] = hn::MulAdd(x, w[j][v], acc[j]);
         }
-        _mm_mask_storeu_ps(out + r * ostride, out_mask, _mm_add_ps(bias, sum_each_of_four(acc[0], acc[1], acc[2], acc[3])));
+        for (int64_t j = 0; j < count; ++j) out[r * ostride + j] = bias[j] + sum_of_lanes(acc[j]);
     }
 }
 
 inline bool try_register_row_dots(float* out, int64_t ostride, const float* init, const float* a, int64_t astride,
                                   const float* m, int64_t mstride, int64_t rows, int64_t count, int64_t len) {
     if (count > 4) return false;
-    if (len <= 16) register_row_dots4<1>(out, ostride, init, a, astride, m, mstride, rows, count, len);
-    else if (len <= 32) register_row_dots4<2>(out, ostride, init, a, astride, m, mstride, rows, count, len);
-    else return false;
-    return true;
+    return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
+        if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
+            return false;
+        } else {
+            register_row_dots4<NV>(out, ostride, init, a, astride, m, mstride, rows, count, len);
+            return true;
+        }
+    });
 }
 
 //   out[k * ostride + 0:len] = sum_r coeff[r * crow + k] * data[r * drow + 0:len], k < K
 // (a weight gradient): the K x len sums stay in registers across all rows. Optionally also the
 // bias gradient in the same pass: data_sums = sum_r data[r, :], or coeff_sums[k] = sum_r coeff[r, k].
-template <int K, int V>
+template <int K, int NV>
 inline void register_outer_sums(float* __restrict out, int64_t ostride, const float* __restrict coeff, int64_t crow,
                                 const float* __restrict data, int64_t drow, int64_t rows, int64_t len,
                                 float* __restrict data_sums, float* __restrict coeff_sums) {
-    __mmask16 mask[V];
-    __m512 acc[K][V], dsum[V];
+    using namespace simd;
+    const D d;
+    int64_t n[NV];
+    V acc[K][NV], dsum[NV];
     float csum[K] = {};
-#pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
-        mask[v] = tail_mask(len - 16 * v);
-        dsum[v] = _mm512_setzero_ps();
 #pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) acc[k][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) {
+        n[v] = lanes_of(len, v);
+        dsum[v] = hn::Zero(d);
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) acc[k][v] = hn::Zero(d);
     }
     for (int64_t r = 0; r < rows; ++r) {
-        __m512 d[V];
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) {
-            d[v] = load16(mask[v], data + r * drow + 16 * v);
-            dsum[v] = _mm512_add_ps(dsum[v], d[v]);
+        V x[NV];
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) {
+            x[v] = load_part(data + r * drow + kLanes * v, n[v]);
+            dsum[v] = hn::Add(dsum[v], x[v]);
         }
 #pragma GCC unroll 8
         for (int k = 0; k < K; ++k) {
             csum[k] += coeff[r * crow + k];
-            const __m512 c = _mm512_set1_ps(coeff[r * crow + k]);
-#pragma GCC unroll 4
-            for (int v = 0; v < V; ++v) acc[k][v] = _mm512_fmadd_ps(c, d[v], acc[k][v]);
+            const V c = hn::Set(d, coeff[r * crow + k]);
+#pragma GCC unroll 8
+            for (int v = 0; v < NV; ++v) acc[k][v] = hn::MulAdd(c, x[v], acc[k][v]);
         }
     }
 #pragma GCC unroll 8
     for (int k = 0; k < K; ++k)
-#pragma GCC unroll 4
-        for (int v = 0; v < V; ++v) store16(mask[v], out + k * ostride + 16 * v, acc[k][v]);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) store_part(acc[k][v], out + k * ostride + kLanes * v, n[v]);
     if (data_sums)
-        for (int v = 0; v < V; ++v) store16(mask[v], data_sums + 16 * v, dsum[v]);
+        for (int v = 0; v < NV; ++v) store_part(dsum[v], data_sums + kLanes * v, n[v]);
     if (coeff_sums)
         for (int k = 0; k < K; ++k) coeff_sums[k] = csum[k];
-}
-
-template <int K>
-inline bool register_outer_sums_k(int64_t v, float* out, int64_t ostride, const float* coeff, int64_t crow,
-                                  const float* data, int64_t drow, int64_t rows, int64_t len, float* data_sums,
-                                  float* coeff_sums) {
-    if (v == 1) register_outer_sums<K, 1>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-    else if (v == 2) register_outer_sums<K, 2>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-    else return false;
-    return true;
 }
 
 inline bool try_register_outer_sums(float* out, int64_t ostride, const float* coeff, int64_t crow, const float* data,
                                     int64_t drow, int64_t rows, int64_t k, int64_t len, float* data_sums,
                                     float* coeff_sums) {
-    const int64_t v = (len + 15) / 16;
-    return with_register_k(k, [&]<int K>() {
-        return register_outer_sums_k<K>(v, out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+    return simd::with_count(k, [&]<int K>() {
+        return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
+            if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
+                return false;
+            } else {
+                register_outer_sums<K, NV>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
+                return true;
+            }
+        });
     });
 }
-#pragma GCC diagnostic pop
-#endif
 
-}  // namespace onefit::cpu
+ONEFIT_SIMD_END(cpu)
+#endif  // ONEFIT_RUNTIME_CPU_SMALL_KERNELS_HPP
