@@ -17,7 +17,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/onefitConfig.cmake ${CMAKE_CURRENT_BIN
         DESTINATION ${ONEFIT_CMAKE_DIR})
 
 # pkg-config: the static library's own dependencies go in Libs.private.
-set(ONEFIT_PC_PRIVATE "${XSMM_LIBRARY} ${XSMM_NOBLAS_LIBRARY} ${HWY_LIBRARY} -ldl -pthread")
+set(ONEFIT_PC_PRIVATE "${XSMM_LIBRARY} ${XSMM_NOBLAS_LIBRARY} -ldl -pthread")
 if(ONEFIT_HAVE_CUDA)
   string(APPEND ONEFIT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()

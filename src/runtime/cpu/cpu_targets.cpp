@@ -54,85 +54,120 @@ void predict(const TrainingProgram& program, const float* x, int64_t x_width, in
     }
 }
 
-// This target's bit, in the table's order (so the dispatcher can name what it chose).
-int64_t target_bit() { return HWY_TARGET; }
-
 }  // namespace onefit::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace onefit {
-HWY_EXPORT(make_fit);
-HWY_EXPORT(evaluate);
-HWY_EXPORT(predict);
-HWY_EXPORT(target_bit);
-}  // namespace onefit
-
 namespace onefit::cpu {
-
 namespace {
 
-// The compiled targets this CPU supports, best (lowest bit) first.
-// Read once, before anything forces a target (forcing narrows what SupportedTargets returns).
-std::vector<int64_t> available_bits() {
-    static const std::vector<int64_t> bits = [] {
-        std::vector<int64_t> all;
-        for (int64_t t = hwy::SupportedTargets() & HWY_TARGETS; t != 0; t &= t - 1) all.push_back(t & -t);
-        return all;
+// The dispatch table, built from Highway's per-target names but without libhwy's run-time
+// part: its shared library measures its timer when it loads (~4 ms in every process) and
+// would be one more library for every program that links onefit.
+using MakeFit = std::unique_ptr<DeviceProgram> (*)(TrainingProgram&, const FitPlan&, const std::vector<nn::Metric>&);
+using Evaluate = LogSums (*)(const TrainingProgram&, const float*, int64_t, const float*, int64_t, int64_t, int64_t,
+                             const std::vector<nn::Metric>&);
+using Predict = void (*)(const TrainingProgram&, const float*, int64_t, int64_t, int64_t, float*);
+
+struct Target {
+    const char* name;
+    bool (*supported)();
+    MakeFit make_fit;
+    Evaluate evaluate;
+    Predict predict;
+};
+
+#define ONEFIT_TARGET(NAME, TARGET, SUPPORTED) \
+    Target{NAME, SUPPORTED, HWY_CHOOSE_##TARGET(make_fit), HWY_CHOOSE_##TARGET(evaluate), HWY_CHOOSE_##TARGET(predict)}
+
+#if HWY_ARCH_X86
+// What Highway's targets assume, as the CPU and the OS report it (libgcc checks that the OS
+// saves the wide registers).
+bool has_avx3() {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+}
+bool has_avx2() {
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
+           __builtin_cpu_supports("f16c");
+}
+bool has_ssse3() { return __builtin_cpu_supports("ssse3"); }
+#endif
+[[maybe_unused]] bool always() { return true; }
+
+// Best first. Targets this build did not compile have null entries and are skipped.
+const std::vector<Target>& compiled() {
+    static const std::vector<Target> targets = [] {
+        std::vector<Target> all = {
+#if HWY_ARCH_X86
+            ONEFIT_TARGET("AVX3", AVX3, has_avx3),
+            ONEFIT_TARGET("AVX2", AVX2, has_avx2),
+            ONEFIT_TARGET("SSSE3", SSSE3, has_ssse3),
+#elif HWY_ARCH_ARM_A64
+            ONEFIT_TARGET("NEON", NEON, always),
+#endif
+            // The build's baseline (what the compiler flags allow everywhere), last.
+            Target{hwy::TargetName(HWY_STATIC_TARGET), always, HWY_CHOOSE_FALLBACK(make_fit),
+                   HWY_CHOOSE_FALLBACK(evaluate), HWY_CHOOSE_FALLBACK(predict)},
+        };
+        std::vector<Target> kept;
+        for (const Target& t : all) {
+            const bool seen = std::any_of(kept.begin(), kept.end(), [&](const Target& k) { return !std::strcmp(k.name, t.name); });
+            if (t.make_fit && !seen && t.supported()) kept.push_back(t);
+        }
+        return kept;
     }();
-    return bits;
+    return targets;
 }
 
-void choose(int64_t bit) {
-    hwy::SetSupportedTargetsForTest(bit);
-    hwy::GetChosenTarget().Update(hwy::SupportedTargets());
-}
+const Target* chosen = nullptr;
+std::once_flag chosen_once;
 
-// The first call applies ONEFIT_SIMD, if set.
-void settle() {
-    static std::once_flag once;
-    std::call_once(once, [] {
+// The best target, or ONEFIT_SIMD's, settled on first use.
+const Target& current() {
+    std::call_once(chosen_once, [] {
+        chosen = &compiled().front();
         const char* wanted = std::getenv("ONEFIT_SIMD");
         if (wanted && *wanted) force_simd_target(wanted);
     });
+    return *chosen;
 }
 
 }  // namespace
 
 std::unique_ptr<DeviceProgram> make_cpu_fit(TrainingProgram& program, const FitPlan& plan,
                                             const std::vector<nn::Metric>& metrics) {
-    settle();
-    return HWY_DYNAMIC_DISPATCH(make_fit)(program, plan, metrics);
+    return current().make_fit(program, plan, metrics);
 }
 
 LogSums evaluate_rows(const TrainingProgram& program, const float* x, int64_t x_width, const float* y,
                       int64_t y_width, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics) {
-    settle();
-    return HWY_DYNAMIC_DISPATCH(evaluate)(program, x, x_width, y, y_width, rows, batch_size, metrics);
+    return current().evaluate(program, x, x_width, y, y_width, rows, batch_size, metrics);
 }
 
 void predict_rows(const TrainingProgram& program, const float* x, int64_t x_width, int64_t rows, int64_t batch_size,
                   float* out) {
-    settle();
-    HWY_DYNAMIC_DISPATCH(predict)(program, x, x_width, rows, batch_size, out);
+    current().predict(program, x, x_width, rows, batch_size, out);
 }
 
-std::string simd_target() {
-    settle();
-    return hwy::TargetName(HWY_DYNAMIC_DISPATCH(target_bit)());
-}
+std::string simd_target() { return current().name; }
 
 std::vector<std::string> simd_targets() {
     std::vector<std::string> names;
-    for (int64_t bit : available_bits()) names.push_back(hwy::TargetName(bit));
+    for (const Target& t : compiled()) names.push_back(t.name);
     return names;
 }
 
 void force_simd_target(const std::string& name) {
     std::string choices;
-    for (int64_t bit : available_bits()) {
-        if (name == hwy::TargetName(bit)) return choose(bit);
-        choices += (choices.empty() ? "" : ", ") + std::string(hwy::TargetName(bit));
+    for (const Target& t : compiled()) {
+        if (name == t.name) {
+            chosen = &t;
+            return;
+        }
+        choices += choices.empty() ? "" : ", ";
+        choices += t.name;
     }
     throw Error("SIMD target '" + name + "' is not one this build has for this CPU; choose one of: " + choices +
                 " (ONEFIT_SIMD)");
