@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/cache_dir.hpp"
 #include "onefit/explain.hpp"
 #include "onefit/io.hpp"
 
@@ -151,12 +152,7 @@ std::string calibration_key() {
            "; format " + std::to_string(kFormat);
 }
 
-std::string calibration_cache_path() {
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    const std::string base = xdg && *xdg ? std::string(xdg) : std::string(home && *home ? home : "/tmp") + "/.cache";
-    return base + "/onefit/calibration.json";
-}
+std::string calibration_cache_path() { return cache_dir() + "/calibration.json"; }
 
 DeviceProfile calibrate_cpu() {
     // From overhead-bound (tiny layers, many steps) to compute- and bandwidth-bound (MNIST-sized),

@@ -62,6 +62,10 @@ public:
             const bool own_output = ops_[i].kind == Layer::Kind::Dropout || ops_[i].dense.activation != Activation::linear;
             if (own_output) a_[i].assign(size, T(0));
             if (ops_[i].kind == Layer::Kind::Dropout) mask_[i].assign(size, T(1));
+            // The GEMM library is chosen (measured, the first time on a machine) here, on the
+            // calling thread, not in a step on a pool worker.
+            if (std::is_same_v<T, float> && ops_[i].kind == Layer::Kind::Dense && ops_[i].dense.use_blas)
+                prepare_gemm_choice();
         }
         plan_tail(max_rows);
     }

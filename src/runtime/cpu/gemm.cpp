@@ -1,5 +1,7 @@
-// gemm_f32 on LIBXSMM 1.17 JIT kernels (bench/gemm_choice: ~220 GFLOP/s on one core for the
-// MNIST layer, twice OpenBLAS's Haswell kernels, which OPENBLAS_CORETYPE=Haswell forces here).
+// gemm_f32 on the library chosen for the product's class (gemm_choice.cpp): LIBXSMM 1.17 JIT
+// kernels, or the cblas_sgemm of OpenBLAS or BLIS (gemm_libraries.cpp), blocked over the pool the
+// same way. (On an AVX-512 Xeon LIBXSMM ran the MNIST layer at ~220 GFLOP/s on one core, twice
+// OpenBLAS's Haswell kernels; on a Zen 3 EPYC OpenBLAS's were faster. Hence the measurement.)
 //
 // LIBXSMM is column-major: row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B
 // is the kernel's first operand and A its second. 1.17 JITs a transposed second operand
@@ -11,7 +13,9 @@
 // depend on which thread ran which block.
 #include "runtime/cpu/gemm.hpp"
 
+#if ONEFIT_HAVE_XSMM
 #include <libxsmm.h>
+#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -20,6 +24,7 @@
 
 
 #include "core/thread_pool.hpp"
+#include "runtime/cpu/gemm_libraries.hpp"
 
 namespace onefit::cpu {
 namespace {
@@ -30,6 +35,7 @@ constexpr int64_t kColumnAlign = 16;  // column blocks are multiples of one AVX-
 // forward product took 320 us as one block and 230 us as two.
 constexpr int64_t kSliceFloats = 1 << 17;
 
+#if ONEFIT_HAVE_XSMM
 // The column-major kernel C[M, N] = A[M, K] B[K, N] (B^T when trans_second) + beta C, beta 0 or 1.
 // LIBXSMM keeps dispatched kernels in its own registry: after the first call with a shape this
 // is a hash lookup (~20 ns measured), with no JIT and no allocation.
@@ -47,11 +53,12 @@ libxsmm_smmfunction kernel(int64_t M, int64_t N, int64_t K, int64_t lda, int64_t
     }
     return f;
 }
+#endif
 
 
 // out[j, i] = in[i, j] for in[rows, cols]: out is cols x rows. 16 x 16 tiles keep both sides'
 // cache lines in L1 (a 784 x 256 transpose: 20 us, libxsmm_otrans 1.17: 120 us).
-void transpose(float* __restrict out, int64_t ldo, const float* __restrict in, int64_t ldi, int64_t rows,
+[[maybe_unused]] void transpose(float* __restrict out, int64_t ldo, const float* __restrict in, int64_t ldi, int64_t rows,
                int64_t cols) {
     for (int64_t i0 = 0; i0 < rows; i0 += 16) {
         const int64_t i1 = std::min(rows, i0 + 16);
@@ -76,27 +83,50 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 // The row stride of a transposed copy of B with `width` columns: whole registers, plus one so
 // that it is never a multiple of 1 KiB, where the 16 stores of a transposed tile alias in L1
 // (a 256 x 784 transpose took 64 us with stride 256, 21 us with 272).
-int64_t padded(int64_t width) { return round_up(width, kColumnAlign) + kColumnAlign; }
+[[maybe_unused]] int64_t padded(int64_t width) { return round_up(width, kColumnAlign) + kColumnAlign; }
 
 // The caller's scratch for transposed slices of B; it only grows, so a step allocates nothing
 // once each shape has run. Tasks on the workers use the caller's buffer, each its own part.
-float* scratch(size_t floats) {
+[[maybe_unused]] float* scratch(size_t floats) {
     thread_local std::vector<float> buffer;
     if (buffer.size() < floats) buffer.resize(floats);
     return buffer.data();
 }
 
-}  // namespace
 
-void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-    if (m <= 0 || n <= 0) return;
-    if (k <= 0) {
-        scale(c, ldc, m, n, beta);
-        return;
-    }
+// Threads a product of this size runs on.
+int64_t threads_for(int64_t m, int64_t n, int64_t k) {
+    return 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops ? ThreadPool::instance().num_threads() : 1;
+}
+
+// A library's cblas_sgemm on blocks of C: whole columns (a block of columns of op(B)), or whole
+// rows when C is narrower than two blocks (a block of rows of op(A)).
+void cblas_blocks(CblasSgemm sgemm, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    const int64_t threads = threads_for(m, n, k);
+    const bool by_columns = n >= m && (threads == 1 || n >= 2 * kColumnAlign);
+    const int64_t extent = by_columns ? n : m;
+    const int64_t width = by_columns ? std::min(n, round_up((n + threads - 1) / threads, kColumnAlign))
+                                     : (m + threads - 1) / threads;
+    const int64_t blocks = (extent + width - 1) / width;
+    constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
+    const auto run_block = [&](int64_t t) {
+        const int64_t start = t * width, w = std::min(width, extent - start);
+        const float* ab = by_columns ? a : trans_a ? a + start : a + start * lda;
+        const float* bb = !by_columns ? b : trans_b ? b + start * ldb : b + start;
+        sgemm(kRowMajor, trans_a ? kTrans : kNoTrans, trans_b ? kTrans : kNoTrans, int(by_columns ? m : w),
+              int(by_columns ? w : n), int(k), 1.0f, ab, int(lda), bb, int(ldb), beta,
+              by_columns ? c + start : c + start * ldc, int(ldc));
+    };
+    if (blocks == 1) run_block(0);
+    else ThreadPool::instance().parallel_for(blocks, run_block);
+}
+
+#if ONEFIT_HAVE_XSMM
+void xsmm_blocks(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     ThreadPool& pool = ThreadPool::instance();
-    const int64_t threads = 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops ? pool.num_threads() : 1;
+    const int64_t threads = threads_for(m, n, k);
     // C is cut into blocks of whole columns: a block's columns are a block of rows of B, which for
     // trans_b the task transposes itself. A C narrower than two blocks is cut into rows instead.
     const bool by_columns = (trans_b || n >= m) && (threads == 1 || n >= 2 * kColumnAlign);
@@ -149,6 +179,25 @@ void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const
     };
     if (blocks == 1) run_block(0);
     else pool.parallel_for(blocks, run_block);
+}
+#endif
+
+}  // namespace
+
+void gemm_f32_with(GemmLibrary library, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (m <= 0 || n <= 0) return;
+    if (k <= 0) return scale(c, ldc, m, n, beta);
+#if ONEFIT_HAVE_XSMM
+    if (library == GemmLibrary::xsmm) return xsmm_blocks(trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+#endif
+    cblas_blocks(cblas_sgemm_of(library), trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
+}
+
+void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    const GemmLibrary library = gemm_library_for(trans_a, trans_b, threads_for(m, n, k) > 1);
+    gemm_f32_with(library, trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace onefit::cpu
