@@ -22,6 +22,9 @@ namespace onefit {
 // Where a fit's time went, filled in when FitOptions::profile points at one (free when off).
 struct FitProfile {
     std::string device;
+    // What ran on the CPU: "SIMD AVX2; GEMM NN 1 thread: xsmm, ..." (the GEMM part only when a
+    // layer was large enough to use one).
+    std::string kernels;
     double prepare_seconds = 0;     // checks, packing, program build, device upload
     double program_seconds = 0;     // inside the compiled program: training and validation
     double validation_seconds = 0;  // the part of program_seconds spent on validation

@@ -12,6 +12,7 @@
 #include "onefit/model.hpp"
 #include "program/fit_plan.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
+#include "runtime/cpu/gemm.hpp"
 #include "runtime/cuda/cuda_fit.hpp"
 #include "train/checks.hpp"
 #include "train/progress.hpp"
@@ -160,6 +161,14 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     if (profile) {
         *profile = FitProfile{};
         profile->device = device_name(options.device);
+        if (options.device == Device::cpu) {
+            profile->kernels = "SIMD " + cpu::simd_target();
+            for (const ProgramOp& op : prog.ops)
+                if (op.kind == Layer::Kind::Dense && op.dense.use_blas) {
+                    profile->kernels += "; GEMM " + cpu::gemm_choice_summary();
+                    break;
+                }
+        }
         profile->prepare_seconds = seconds_since(prepare_start);
         program.enable_profiling();
     }

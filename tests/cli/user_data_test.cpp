@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "explain/format.hpp"
+#include "onefit/device.hpp"
 #include "support/run_cli.hpp"
 
 namespace onefit {
@@ -142,6 +143,16 @@ TEST(CliUserData, ProfileSaysHowManyBytesWereReadAndHowFast) {
     // The built-in iris reads no file.
     const CliResult iris = run_cli({"fit", "--profile", "--verbose", "0"});
     EXPECT_TRUE(contains(iris.out, "reading and splitting the data (command line)"));
+}
+
+TEST(CliUserData, ProfileNamesTheSimdTargetAndForLargeLayersTheGemmLibraries) {
+    const CliResult iris = run_cli({"fit", "--profile", "--verbose", "0"});
+    ASSERT_EQ(iris.exit_code, 0) << iris.err;
+    EXPECT_TRUE(contains(iris.out, "CPU kernels: SIMD " + cpu_simd_target() + "\n"));  // tiny layers: no GEMM
+    const CliResult large = run_cli({"fit", "--data", classes_csv(), "--label", "target", "--layers", "300:relu,3:softmax", "--epochs", "1",
+                                     "--profile", "--verbose", "0"});
+    ASSERT_EQ(large.exit_code, 0) << large.err;
+    EXPECT_TRUE(contains(large.out, "CPU kernels: SIMD " + cpu_simd_target() + "; GEMM NN 1 thread: "));
 }
 
 TEST(CliResume, FlagsThatDisagreeWithTheSavedModelAreRefused) {

@@ -102,6 +102,7 @@ void print_fit_profile(const FitProfile& profile, const CommandTimes& times, con
     std::cout << "Where the time went (" << profile.steps << " steps, " << profile.program_calls
               << " program call" << (profile.program_calls == 1 ? "" : "s") << ")\n"
               << format_phase_table(fit_phases(profile, times, work, ran_on));
+    if (!profile.kernels.empty()) std::cout << "CPU kernels: " << profile.kernels << "\n";
 }
 
 int run_explain(const ExplainFlags& flags) {
@@ -203,6 +204,7 @@ int run_explain(const ExplainFlags& flags) {
 
     if (!flags.report_path.empty()) write_file_atomically(flags.report_path, explain_html(report));
     std::cout << (flags.json ? explain_json(report) : explain_text(report));
+    if (!flags.json && !profile.kernels.empty()) std::cout << "CPU kernels: " << profile.kernels << "\n";
     if (!flags.json && !flags.report_path.empty()) std::cout << "report: " << flags.report_path << "\n";
     return 0;
 }
