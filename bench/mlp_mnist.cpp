@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "machine.hpp"
 #include "onefit/onefit.hpp"
 
 namespace {
@@ -83,7 +84,10 @@ int main(int argc, char** argv) {
                 h["loss"].back(), std::thread::hardware_concurrency(), blas_threads ? blas_threads : "(unset)");
     std::printf("# flops per epoch: %lld * (4*784*256 + 6*256*10) = %.3g (no input gradient for the first layer)\n",
                 static_cast<long long>(samples), flops);
-    std::printf("mlp_mnist_epoch_s: %.4f s\n", s);
-    std::printf("mlp_mnist_samples_per_s: %.0f samples/s\n", double(samples) / s);
-    std::printf("mlp_mnist_gflops: %.2f GFLOP/s\n", flops / s * 1e-9);
+    const char* tag = bench::tag().c_str();
+    bench::print_machine();
+    std::printf("# GEMM: %s\n", onefit::cpu_gemm_choice().c_str());
+    std::printf("mlp_mnist_epoch_s: %.4f s %s\n", s, tag);
+    std::printf("mlp_mnist_samples_per_s: %.0f samples/s %s\n", double(samples) / s, tag);
+    std::printf("mlp_mnist_gflops: %.2f GFLOP/s %s\n", flops / s * 1e-9, tag);
 }

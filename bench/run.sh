@@ -38,6 +38,13 @@ say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${O
 [ -x "$build/bench/bench_small_kernels" ] && run "$build/bench/bench_small_kernels"
 run "$build/bench/bench_iris_fit"
 run "$build/bench/bench_mlp_mnist"
+# mlp_mnist_vs_sgemm: the MNIST fit's GFLOP/s over the best sgemm rate bench_gemm_choice measured
+# for its big product (128x784x256, any library, any thread count) in this run (target >= 0.8).
+best_sgemm="$(sed -n 's/^gemm_[a-z0-9]*_mnist1_fwd_gflops: \([0-9.]*\) .*/\1/p' "$results" | sort -g | tail -n 1)"
+fit_gflops="$(sed -n 's/^mlp_mnist_gflops: \([0-9.]*\) .*/\1/p' "$results" | tail -n 1)"
+if [ -n "$best_sgemm" ] && [ -n "$fit_gflops" ]; then
+  say "mlp_mnist_vs_sgemm: $(awk -v f="$fit_gflops" -v g="$best_sgemm" 'BEGIN { printf "%.2f", f / g }') x (fit $fit_gflops GFLOP/s over the best sgemm $best_sgemm GFLOP/s at 128x784x256; target >= 0.8)"
+fi
 run bash "$here/process_time.sh" "$build"
 # Data loading (issue 11): generates BUILD_DIR/bench-data once (~280 MB); its peers, pyarrow and
 # numpy, from PYTHON or the venv BUILD_DIR/bench-venv when there is one.

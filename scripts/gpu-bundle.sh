@@ -38,7 +38,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=.gpu-bundle
 packages=(nlohmann-json3-dev libcli11-dev libgtest-dev libxsmm-dev libopenblas-pthread-dev
-          libopenblas0-pthread libgfortran5 libquadmath0)
+          libopenblas0-pthread libgfortran5 libquadmath0 libhwy-dev libblis4-openmp libgomp1)
 arch=$(dpkg --print-architecture)
 [ "$arch" = amd64 ] || { echo "gpu-bundle: needs an amd64 Debian (this is $arch)" >&2; exit 1; }
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "gpu-bundle: needs apt-get and dpkg-deb" >&2; exit 1; }
@@ -65,12 +65,16 @@ rm -rf "$p/share/doc" "$p/share/lintian" "$p/src" "$p/bin" "$p/share/gcc"* \
 # What update-alternatives makes on a dpkg install of libopenblas0-pthread/-dev.
 ln -sf openblas-pthread/libopenblas.so "$p/$multi/libopenblas.so"
 ln -sf openblas-pthread/libopenblas.so.0 "$p/$multi/libopenblas.so.0"
+# ... and of libblis4-openmp (the GEMM choice dlopens libblis.so.4; Highway is headers only).
+ln -sf blis-openmp/libblis.so.4 "$p/$multi/libblis.so.4"
+rm -f "$p/$multi"/libhwy*.so*
 # Sanity: what CMakeLists.txt and the runs look for is there.
 for f in include/nlohmann/json.hpp include/CLI/CLI.hpp include/gtest/gtest.h include/libxsmm.h \
          include/x86_64-linux-gnu/openblas-pthread/cblas.h lib/libxsmm.a lib/libxsmmnoblas.a \
          $multi/libgtest.a $multi/libgtest_main.a $multi/cmake/GTest/GTestConfig.cmake \
          share/cmake/nlohmann_json/nlohmann_jsonConfig.cmake share/cmake/CLI11/CLI11Config.cmake \
-         $multi/libopenblas.so $multi/libopenblas.so.0 $multi/libgfortran.so.5 $multi/libquadmath.so.0; do
+         $multi/libopenblas.so $multi/libopenblas.so.0 $multi/libgfortran.so.5 $multi/libquadmath.so.0 \
+         include/hwy/highway.h $multi/libblis.so.4 $multi/libgomp.so.1; do
   [ -e "$p/$f" ] || { echo "gpu-bundle: missing usr/$f after unpacking" >&2; exit 1; }
 done
 

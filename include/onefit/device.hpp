@@ -25,4 +25,8 @@ std::vector<std::string> cpu_simd_targets();
 // Runs later fits, evaluate and predict on the named target; throws Error naming the choices.
 void set_cpu_simd_target(const std::string& name);
 
+// The library that runs each class of large product on the CPU (LIBXSMM, OpenBLAS or BLIS),
+// measured once per machine and cached, or set by ONEFIT_GEMM; measures it first if needed.
+std::string cpu_gemm_choice();
+
 }  // namespace onefit

@@ -2,6 +2,7 @@
 
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
+#include "runtime/cpu/gemm.hpp"
 #include "runtime/cuda/cuda_fit.hpp"
 
 namespace onefit {
@@ -17,6 +18,7 @@ std::string device_name(Device device) { return device == Device::cpu ? "cpu" : 
 std::string cpu_simd_target() { return cpu::simd_target(); }
 std::vector<std::string> cpu_simd_targets() { return cpu::simd_targets(); }
 void set_cpu_simd_target(const std::string& name) { cpu::force_simd_target(name); }
+std::string cpu_gemm_choice() { return cpu::gemm_choice_summary(); }
 
 bool cuda_available(std::string* why) { return cuda::available(why); }
 
