@@ -8,7 +8,7 @@ build=${BUILD_ASAN:-$root/build-asan}
 jobs=${JOBS:-$(nproc)}
 
 # RelWithDebInfo: optimised like the real build (some UB only shows up optimised), with line
-# numbers in the reports. -march=native stays on, as in the shipped build.
+# numbers in the reports; portable SIMD dispatch as in the shipped build.
 # The interop tests' Python: the one make's set-up made (scripts/python-env.sh).
 python_env=${ONEFIT_PYTHON_ENV:-$root/build/pyenv}
 bash "$root/scripts/python-env.sh" "$python_env"
