@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/cache_dir.hpp"
+#include "core/cpu_name.hpp"
 #include "onefit/explain.hpp"
 #include "onefit/io.hpp"
 
@@ -21,17 +22,6 @@ namespace {
 // Keep in step with project(onefit VERSION ...); bump kFormat when the profile's meaning changes.
 constexpr const char* kVersion = "0.1.0";
 constexpr int kFormat = 4;  // 3: products from 512 weights count as BLAS work; 4: no dX in the first layer, slots counted
-
-std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("model name", 0) == 0) {
-            const size_t colon = line.find(':');
-            return colon == std::string::npos ? line : line.substr(line.find_first_not_of(' ', colon + 1));
-        }
-    return "unknown cpu";
-}
 
 uint64_t mix(uint64_t i) {  // splitmix64: reproducible synthetic data
     uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -148,7 +138,7 @@ DeviceProfile from_json(const nlohmann::json& j) {
 }  // namespace
 
 std::string calibration_key() {
-    return cpu_model() + "; " + std::to_string(std::thread::hardware_concurrency()) + " threads; onefit " + kVersion +
+    return read_cpu_name() + "; " + std::to_string(std::thread::hardware_concurrency()) + " threads; onefit " + kVersion +
            "; format " + std::to_string(kFormat);
 }
 
@@ -180,7 +170,7 @@ DeviceProfile calibrate_cpu() {
     p.device = Device::cpu;
     p.present = true;
     p.estimate = false;
-    p.name = "cpu (" + cpu_model() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads)";
+    p.name = "cpu (" + read_cpu_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads)";
     p.source = "measured here: 12 synthetic fits, least squares (onefit explain --recalibrate to redo)";
     p.step_overhead_seconds = c[0];
     p.call_overhead_seconds = c[1];

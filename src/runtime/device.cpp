@@ -1,5 +1,6 @@
 #include "onefit/device.hpp"
 
+#include "core/cpu_name.hpp"
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
 #include "runtime/cpu/gemm.hpp"
@@ -15,6 +16,7 @@ Device device_from_name(const std::string& name) {
 
 std::string device_name(Device device) { return device == Device::cpu ? "cpu" : "cuda"; }
 
+std::string cpu_name() { return read_cpu_name(); }
 std::string cpu_simd_target() { return cpu::simd_target(); }
 std::vector<std::string> cpu_simd_targets() { return cpu::simd_targets(); }
 void set_cpu_simd_target(const std::string& name) { cpu::force_simd_target(name); }

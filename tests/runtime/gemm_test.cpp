@@ -191,14 +191,14 @@ TEST(GemmChoice, GemmRunsTheLibraryChosenForItsClassBitForBit) {
         Operands chosen = in;
         gemm_f32(p.trans_a, p.trans_b, p.m, p.n, p.k, chosen.a.data(), p.lda(), chosen.b.data(), p.ldb(), p.beta,
                  chosen.c.data(), p.ldc());
-        const bool on_pool = 2.0 * double(p.m) * double(p.n) * double(p.k) >= kGemmParallelFlops;
-        tested = gemm_library_for(p.trans_a, p.trans_b, on_pool);
+        const bool large = 2.0 * double(p.m) * double(p.n) * double(p.k) >= kGemmParallelFlops;
+        tested = gemm_library_for(p.trans_a, p.trans_b, large);
         const std::vector<float> direct = run(p, in);
         EXPECT_EQ(std::memcmp(chosen.c.data(), direct.data(), sizeof(float) * direct.size()), 0)
             << p.name() << " on " << gemm_library_name(tested);
     }
     const std::string summary = gemm_choice_summary();
-    for (const char* part : {"NN 1 thread: ", "TN pool: ", "NT pool: "})
+    for (const char* part : {"NN small: ", "TN large: ", "NT large: "})
         EXPECT_NE(summary.find(part), std::string::npos) << summary;
 }
 

@@ -38,10 +38,13 @@ inline std::string read_file(const std::string& path) {
     return s.str();
 }
 
-// Runs `onefit ARGS...` from the repository root.
-inline CliResult run_cli(const std::vector<std::string>& args) {
+// Runs `onefit ARGS...` from the repository root, with `env` ("NAME=value" each) added to its
+// environment.
+inline CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     const std::string err_path = temp_path("stderr.txt");
-    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && " + shell_quote(ONEFIT_CLI_PATH);
+    std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && env";
+    for (const std::string& e : env) command.append(" ").append(shell_quote(e));
+    command.append(" ").append(shell_quote(ONEFIT_CLI_PATH));
     for (const std::string& a : args) command.append(" ").append(shell_quote(a));
     command.append(" 2>").append(shell_quote(err_path));
     CliResult result;

@@ -8,7 +8,7 @@
 // (row-major trans_a) but not a transposed first one (row-major trans_b), so for trans_b each
 // task first transposes its slice of B into scratch, in 16 x 16 tiles.
 //
-// C is cut into blocks of whole columns (or whole rows) and the blocks run as ThreadPool tasks.
+// C is cut into blocks of whole columns (or whole rows), one per logical CPU, that run as ThreadPool tasks.
 // Each element of C is computed by one kernel over the whole of k, so the result does not
 // depend on which thread ran which block.
 #include "runtime/cpu/gemm.hpp"
@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 
@@ -94,20 +95,24 @@ int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 }
 
 
-// Threads a product of this size runs on.
-int64_t threads_for(int64_t m, int64_t n, int64_t k) {
-    return 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops ? ThreadPool::instance().num_threads() : 1;
+// How many parts a product of this size is cut into: one per logical CPU of the machine for a
+// large product, never the pool's size, so ONEFIT_NUM_THREADS changes which thread runs a block
+// but not the blocks. That matters: a library may round a block differently by its shape (BLIS
+// 0.9 takes its small-matrix path for narrow blocks), and results must not depend on the pool.
+int64_t parts_for(int64_t m, int64_t n, int64_t k) {
+    static const int64_t cpus = std::max(1u, std::thread::hardware_concurrency());
+    return 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops ? cpus : 1;
 }
 
 // A library's cblas_sgemm on blocks of C: whole columns (a block of columns of op(B)), or whole
 // rows when C is narrower than two blocks (a block of rows of op(A)).
 void cblas_blocks(CblasSgemm sgemm, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-    const int64_t threads = threads_for(m, n, k);
-    const bool by_columns = n >= m && (threads == 1 || n >= 2 * kColumnAlign);
+    const int64_t parts = parts_for(m, n, k);
+    const bool by_columns = n >= m && (parts == 1 || n >= 2 * kColumnAlign);
     const int64_t extent = by_columns ? n : m;
-    const int64_t width = by_columns ? std::min(n, round_up((n + threads - 1) / threads, kColumnAlign))
-                                     : (m + threads - 1) / threads;
+    const int64_t width = by_columns ? std::min(n, round_up((n + parts - 1) / parts, kColumnAlign))
+                                     : (m + parts - 1) / parts;
     const int64_t blocks = (extent + width - 1) / width;
     constexpr int kRowMajor = 101, kNoTrans = 111, kTrans = 112;
     const auto run_block = [&](int64_t t) {
@@ -126,10 +131,10 @@ void cblas_blocks(CblasSgemm sgemm, bool trans_a, bool trans_b, int64_t m, int64
 void xsmm_blocks(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     ThreadPool& pool = ThreadPool::instance();
-    const int64_t threads = threads_for(m, n, k);
+    const int64_t parts = parts_for(m, n, k);
     // C is cut into blocks of whole columns: a block's columns are a block of rows of B, which for
     // trans_b the task transposes itself. A C narrower than two blocks is cut into rows instead.
-    const bool by_columns = (trans_b || n >= m) && (threads == 1 || n >= 2 * kColumnAlign);
+    const bool by_columns = (trans_b || n >= m) && (parts == 1 || n >= 2 * kColumnAlign);
     if (trans_b && !by_columns) {  // transpose all of B once, here
         const int64_t ld = padded(n);
         float* bt = scratch(static_cast<size_t>(k * ld));
@@ -138,9 +143,9 @@ void xsmm_blocks(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, co
         ldb = ld;
         trans_b = false;
     }
-    int64_t width = (m + threads - 1) / threads;
-    if (by_columns) {  // one block per thread, and for trans_b few enough columns to transpose in L2
-        const int64_t wanted = trans_b ? std::max(threads, (k * n + kSliceFloats - 1) / kSliceFloats) : threads;
+    int64_t width = (m + parts - 1) / parts;
+    if (by_columns) {  // one block per part, and for trans_b few enough columns to transpose in L2
+        const int64_t wanted = trans_b ? std::max(parts, (k * n + kSliceFloats - 1) / kSliceFloats) : parts;
         width = std::min(n, round_up((n + wanted - 1) / wanted, kColumnAlign));
     }
     const int64_t extent = by_columns ? n : m;
@@ -196,7 +201,8 @@ void gemm_f32_with(GemmLibrary library, bool trans_a, bool trans_b, int64_t m, i
 
 void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
               const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-    const GemmLibrary library = gemm_library_for(trans_a, trans_b, threads_for(m, n, k) > 1);
+    const bool large = 2.0 * double(m) * double(n) * double(k) >= kGemmParallelFlops;
+    const GemmLibrary library = gemm_library_for(trans_a, trans_b, large);
     gemm_f32_with(library, trans_a, trans_b, m, n, k, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -11,7 +11,7 @@ namespace onefit::cpu {
 // C is cut into blocks of whole columns (or rows) that run as ThreadPool::instance() tasks, each
 // a single-threaded call of the chosen library, so no library's own threads fight the pool and
 // every element of C is computed by one call over the whole of k: results are bitwise
-// reproducible for a given shape, library and thread count. Allocates nothing after the first
+// reproducible for a given shape and library, whatever the thread count. Allocates nothing after the first
 // call with a given shape.
 void gemm_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
               const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
@@ -35,12 +35,14 @@ void gemm_f32_with(GemmLibrary library, bool trans_a, bool trans_b, int64_t m, i
                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // The products of a step fall in six classes: forward (NN), weight gradient (TN), input
-// gradient (NT), each on one thread or on the pool. The library for each class is measured once
+// gradient (NT), each small (below kGemmParallelFlops: one thread) or large (on the pool, when
+// there is one: the class is the product's, never the pool's, so the thread count changes no
+// library and no result). The library for each class is measured once
 // per machine and cached (gemm_choice.cpp). prepare_gemm_choice settles it before a fit's first
 // step (it may take ~50 ms the first time on a machine); gemm_f32 only looks it up.
 void prepare_gemm_choice();
-GemmLibrary gemm_library_for(bool trans_a, bool trans_b, bool on_pool);
-// "NN 1 thread: openblas, NN pool: xsmm, ...; measured on this machine" (or "set by ONEFIT_GEMM").
+GemmLibrary gemm_library_for(bool trans_a, bool trans_b, bool large);
+// "NN small: xsmm, NN large: openblas, ... (measured on this machine)" (or "set by ONEFIT_GEMM").
 std::string gemm_choice_summary();
 
 }  // namespace onefit::cpu

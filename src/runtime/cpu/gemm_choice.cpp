@@ -1,10 +1,12 @@
 // Which library runs each class of product on this machine, by measurement: each available
 // library times one representative product per class (forward NN, weight gradient TN, input
-// gradient NT; on one thread and on the pool), best of five, and the fastest is kept. About
-// 30-60 ms, once per machine: the result is cached beside explain's calibration, keyed by the
-// CPU, the thread count and the libraries' versions, under a file lock so that processes
-// starting together measure once and agree (a fit's rounding depends on the library, and runs
-// on one machine must give the same bits). ONEFIT_GEMM=xsmm|openblas|blis overrides it.
+// gradient NT; small ones on one thread, large ones on the pool), best of five, and the fastest
+// is kept. About 30-60 ms, once per machine: the result is cached beside explain's calibration,
+// keyed by the CPU, its logical CPU count and the libraries' versions, under a file lock so that
+// processes starting together measure once and agree. A fit's rounding depends on the library,
+// and runs on one machine must give the same bits whatever ONEFIT_NUM_THREADS says: so a class
+// is a product's size, never the pool's, and the key names the machine's CPUs, not the pool's.
+// ONEFIT_GEMM=xsmm|openblas|blis overrides it.
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "core/cache_dir.hpp"
+#include "core/cpu_name.hpp"
 #include "core/thread_pool.hpp"
 #include "onefit/error.hpp"
 #include "runtime/cpu/gemm.hpp"
@@ -31,20 +34,20 @@
 namespace onefit::cpu {
 namespace {
 
-constexpr int kClasses = 6;  // {NN, TN, NT} x {one thread, pool}
-constexpr const char* kClassNames[kClasses] = {"NN 1 thread", "NN pool", "TN 1 thread", "TN pool", "NT 1 thread", "NT pool"};
+constexpr int kClasses = 6;  // {NN, TN, NT} x {small, large}
+constexpr const char* kClassNames[kClasses] = {"NN small", "NN large", "TN small", "TN large", "NT small", "NT large"};
 
-int class_of(bool trans_a, bool trans_b, bool on_pool) { return (trans_a ? 2 : trans_b ? 4 : 0) + (on_pool ? 1 : 0); }
+int class_of(bool trans_a, bool trans_b, bool large) { return (trans_a ? 2 : trans_b ? 4 : 0) + (large ? 1 : 0); }
 
-// A representative product per class: a 32-row batch through a 128 -> 64 layer on one thread,
-// a 128-row batch through MNIST's 784 -> 256 layer on the pool.
+// A representative product per class: a 32-row batch through a 128 -> 64 layer (small: one
+// thread), a 128-row batch through MNIST's 784 -> 256 layer (large: on the pool).
 struct Shape {
     bool trans_a, trans_b;
     int64_t m, n, k;
 };
 Shape representative(int c) {
-    const bool pool = c % 2;
-    const int64_t rows = pool ? 128 : 32, in = pool ? 784 : 128, out = pool ? 256 : 64;
+    const bool large = c % 2;
+    const int64_t rows = large ? 128 : 32, in = large ? 784 : 128, out = large ? 256 : 64;
     switch (c / 2) {
         case 0: return {false, false, rows, out, in};  // z = x W
         case 1: return {true, false, in, out, rows};   // dW = x^T dz
@@ -103,16 +106,9 @@ Choice measure(const std::vector<GemmLibrary>& libs) {
 }
 
 std::string cache_key(const std::vector<GemmLibrary>& libs) {
-    std::string cpu = "unknown CPU";
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);)
-        if (line.rfind("model name", 0) == 0) {
-            cpu = line.substr(line.find(':') + 2);
-            break;
-        }
-    std::string key = cpu + "; " + std::to_string(ThreadPool::instance().num_threads()) + " threads";
+    std::string key = read_cpu_name() + "; " + std::to_string(std::thread::hardware_concurrency()) + " logical CPUs";
     for (GemmLibrary lib : libs) key += "; " + gemm_library_version(lib);
-    return key + "; format 1";
+    return key + "; format 2";
 }
 
 // The cache file: the key line, then "CLASS_INDEX LIBRARY_NAME" lines.
@@ -187,8 +183,8 @@ const Choice& current() {
 
 void prepare_gemm_choice() { (void)current(); }
 
-GemmLibrary gemm_library_for(bool trans_a, bool trans_b, bool on_pool) {
-    return current().library[class_of(trans_a, trans_b, on_pool)];
+GemmLibrary gemm_library_for(bool trans_a, bool trans_b, bool large) {
+    return current().library[class_of(trans_a, trans_b, large)];
 }
 
 std::string gemm_choice_summary() {

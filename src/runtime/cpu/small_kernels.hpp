@@ -112,6 +112,20 @@ inline bool with_count(int64_t n, F&& f) {
 inline int64_t register_vectors(int64_t len) {
     return len <= kRegisterFloats ? (len + kLanes - 1) / kLanes : 0;
 }
+
+// Runs f.template operator()<NV>() with NV the vectors that hold len floats, and returns true,
+// when those fit the register budget; false otherwise (the caller takes its general loop).
+template <class F>
+inline bool with_register_vectors(int64_t len, F&& f) {
+    return with_count(register_vectors(len), [&]<int NV>() {
+        if constexpr (NV * kLanes > kRegisterFloats) {
+            return false;
+        } else {
+            f.template operator()<NV>();
+            return true;
+        }
+    });
+}
 }  // namespace simd
 
 template <>
@@ -197,13 +211,8 @@ inline bool try_register_matrix_rows(float* out, int64_t ostride, const float* i
                                      const float* m, int64_t mstride, int64_t rows, int64_t k, int64_t len,
                                      float* relu_out = nullptr) {
     return simd::with_count(k, [&]<int K>() {
-        return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
-            if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
-                return false;
-            } else {
-                register_matrix_rows<K, NV>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
-                return true;
-            }
+        return simd::with_register_vectors(len, [&]<int NV>() {
+            register_matrix_rows<K, NV>(out, ostride, init, coeff, crow, m, mstride, rows, len, relu_out);
         });
     });
 }
@@ -241,13 +250,8 @@ inline void register_row_dots4(float* __restrict out, int64_t ostride, const flo
 inline bool try_register_row_dots(float* out, int64_t ostride, const float* init, const float* a, int64_t astride,
                                   const float* m, int64_t mstride, int64_t rows, int64_t count, int64_t len) {
     if (count > 4) return false;
-    return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
-        if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
-            return false;
-        } else {
-            register_row_dots4<NV>(out, ostride, init, a, astride, m, mstride, rows, count, len);
-            return true;
-        }
+    return simd::with_register_vectors(len, [&]<int NV>() {
+        register_row_dots4<NV>(out, ostride, init, a, astride, m, mstride, rows, count, len);
     });
 }
 
@@ -299,13 +303,8 @@ inline bool try_register_outer_sums(float* out, int64_t ostride, const float* co
                                     int64_t drow, int64_t rows, int64_t k, int64_t len, float* data_sums,
                                     float* coeff_sums) {
     return simd::with_count(k, [&]<int K>() {
-        return simd::with_count(simd::register_vectors(len), [&]<int NV>() {
-            if constexpr (NV * simd::kLanes > simd::kRegisterFloats) {
-                return false;
-            } else {
-                register_outer_sums<K, NV>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
-                return true;
-            }
+        return simd::with_register_vectors(len, [&]<int NV>() {
+            register_outer_sums<K, NV>(out, ostride, coeff, crow, data, drow, rows, len, data_sums, coeff_sums);
         });
     });
 }
