@@ -12,7 +12,8 @@ deps:
 
 configure: deps
 	bash scripts/python-env.sh $(BUILD)/pyenv
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DONEFIT_TEST_PYTHON=$(abspath $(BUILD))/pyenv/bin/python3 $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DONEFIT_TEST_PYTHON=$(abspath $(BUILD))/pyenv/bin/python3 \
+	  -DONEFIT_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(BUILD))/pyenv/bin/python3 $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -20,8 +21,10 @@ build: configure
 run: build
 	./$(BUILD)/onefit fit
 
+# ctest, then the Python suite against the module this build made (build/python/onefit).
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	PYTHONPATH=$(abspath $(BUILD))/python $(BUILD)/pyenv/bin/python3 -m pytest -q -p no:cacheprovider python/tests
 
 bench: build
 	bash bench/run.sh $(BUILD)

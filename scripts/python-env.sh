@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Python the interop tests run: a virtual environment at $1 (make passes build/pyenv) with
-# numpy and safetensors from PyPI, so the tests check that Python reads what onefit writes and
-# never skip for a missing package. Made from Debian's /usr/bin/python3 (python3-venv), not
+# The Python the interop tests and the Python package's tests run: a virtual environment at $1
+# (make passes build/pyenv) with numpy and safetensors (the interop tests check that Python reads
+# what onefit writes), nanobind (the module's build) and pytest, from PyPI, so no test ever skips
+# for a missing package. Made from Debian's /usr/bin/python3 (python3-venv), not
 # whatever python3 is first on PATH; skips what is already there.
 set -euo pipefail
 env_dir=${1:?usage: scripts/python-env.sh DIR}
@@ -9,7 +10,7 @@ python=$env_dir/bin/python3
 if [ ! -x "$python" ]; then
   /usr/bin/python3 -m venv "$env_dir"
 fi
-if ! "$python" -c 'import numpy, safetensors.numpy' 2>/dev/null; then
-  echo "onefit: installing numpy and safetensors into $env_dir"
-  "$python" -m pip install --quiet --disable-pip-version-check numpy safetensors
+if ! "$python" -c 'import numpy, safetensors.numpy, nanobind, pytest' 2>/dev/null; then
+  echo "onefit: installing numpy, safetensors, nanobind and pytest into $env_dir"
+  "$python" -m pip install --quiet --disable-pip-version-check numpy safetensors nanobind pytest
 fi

@@ -54,6 +54,9 @@ struct FitOptions {
     std::vector<Callback*> callbacks;
     std::optional<uint64_t> seed;  // shuffling and dropout; default: the model's seed
     std::ostream* out = nullptr;   // where progress goes; default std::cout
+    // false: warnings are only collected in Sequential::warnings() (the Python module raises
+    // them as Python warnings); true: also printed to std::cerr when verbose != 0.
+    bool print_warnings = true;
     Device device = Device::cpu;
     FitProfile* profile = nullptr;
 };

@@ -148,7 +148,7 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
 
     std::vector<nn::Metric> metrics;
     for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, plan.y_width));
-    if (verbose > 0)
+    if (verbose > 0 && options.print_warnings)
         for (const std::string& w : warnings_) std::cerr << "onefit: warning: " << w << "\n";
 
     std::unique_ptr<DeviceProgram> device_program;
@@ -197,7 +197,7 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
         if (!std::isfinite(logs["loss"]) && !stop_training) {  // as keras.callbacks.TerminateOnNaN
             warnings_.push_back("the loss became " + std::to_string(logs["loss"]) + " at epoch " +
                                 std::to_string(epoch + 1) + ": training stopped; lower the learning rate");
-            if (verbose > 0) std::cerr << "onefit: warning: " << warnings_.back() << "\n";
+            if (verbose > 0 && options.print_warnings) std::cerr << "onefit: warning: " << warnings_.back() << "\n";
             stop_training = true;
         }
     };

@@ -1,0 +1,8 @@
+"""A Keras 3-shaped front end: the names, defaults and semantics Keras users type, training
+on onefit's compiled programs. `import onefit.keras as keras` in place of
+`from tensorflow import keras`."""
+from onefit.keras import callbacks, layers, losses, models, optimizers, utils  # noqa: F401
+from onefit.keras.layers import Input  # noqa: F401
+from onefit.keras.models import Sequential, load_model  # noqa: F401
+
+__all__ = ["Sequential", "Input", "load_model", "layers", "optimizers", "losses", "callbacks", "models", "utils"]

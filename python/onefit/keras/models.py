@@ -1,0 +1,285 @@
+"""keras.Sequential and keras.models.load_model over onefit's compiled training programs."""
+import os
+import random
+import sys
+
+import numpy as np
+
+from onefit import _onefit
+from onefit import warnings as _warnings
+from onefit.keras import callbacks as _callbacks
+from onefit.keras import layers as _layers
+from onefit.keras import losses as _losses
+from onefit.keras import optimizers as _optimizers
+
+_seeds = {"next": None}
+
+
+def set_random_seed(seed):
+    """As keras.utils.set_random_seed: models made afterwards get reproducible weights (each
+    model its own seed in turn), and their fits reproducible shuffling and dropout."""
+    _seeds["next"] = int(seed)
+
+
+def _next_seed():
+    # Without set_random_seed every model draws fresh weights, as in Keras.
+    if _seeds["next"] is None:
+        return random.SystemRandom().getrandbits(63)
+    seed = _seeds["next"]
+    _seeds["next"] = (seed * 6364136223846793005 + 1442695040888963407) % (1 << 63)
+    return seed
+
+
+def _float32(array, what):
+    """C-contiguous float32 without a copy where it already is; anything else converted once."""
+    if array is None:
+        raise ValueError(f"{what} is missing")
+    try:
+        out = np.ascontiguousarray(array, dtype=np.float32)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what} must be numbers (a NumPy array, list or DataFrame): {e}") from None
+    if out.ndim == 0:
+        raise ValueError(f"{what} must have at least one dimension, got a scalar")
+    return out
+
+
+def _metric_names(metrics):
+    names = []
+    for m in metrics or []:
+        if isinstance(m, str):
+            names.append(m)
+        elif callable(m) and getattr(m, "__name__", None):
+            names.append(m.__name__)
+        else:
+            raise ValueError(f"metrics are given by name ('accuracy', 'mae', 'mse'), not {m!r}")
+    return names
+
+
+class Sequential:
+    """keras.Sequential([layers]): Dense and Dropout layers, compiled into one training program."""
+
+    def __init__(self, layers=None, name=None, seed=None):
+        self.name = name or "sequential"
+        self.layers = []
+        self._input_shape = None
+        self._seed = _next_seed() if seed is None else int(seed)
+        self._native = None
+        self._compiled = None  # (optimizer, native loss, metric names)
+        self.optimizer = None
+        self.loss = None
+        self.history = None
+        for layer in layers or []:
+            self.add(layer)
+
+    # ---- building ----
+    def add(self, layer):
+        if isinstance(layer, _layers.Input):
+            if self.layers:
+                raise ValueError("Input must come before the first layer")
+            self._input_shape = layer.shape[1:]
+            return
+        if not isinstance(layer, (_layers.Dense, _layers.Dropout)):
+            raise TypeError(f"onefit.keras.Sequential takes Dense and Dropout layers, not {layer!r}")
+        if self._native is not None:
+            raise ValueError("layers cannot be added after the model is built (compile or fit built it)")
+        if not self.layers and self._input_shape is None and layer.input_shape is not None:
+            self._input_shape = layer.input_shape
+        self.layers.append(layer)
+
+    def build(self, input_shape):
+        """Builds the model for samples of `input_shape` (with or without the batch axis)."""
+        shape = tuple(input_shape)
+        if shape and shape[0] is None:
+            shape = shape[1:]
+        self._build(shape)
+
+    def _build(self, shape):
+        if self._native is not None:
+            return
+        if not self.layers:
+            raise ValueError("the model has no layers; add Dense layers first")
+        native = _onefit.Sequential(list(shape), self._seed)
+        for layer in self.layers:
+            if isinstance(layer, _layers.Dense):
+                native.add_dense(layer.units, layer.activation, layer.use_bias, layer.kernel_initializer,
+                                 layer.bias_initializer, layer.name or "")
+            else:
+                native.add_dropout(layer.rate, layer.name or "")
+        self._native = native
+        self._input_shape = tuple(shape)
+        self._compile_native()
+
+    @property
+    def built(self):
+        return self._native is not None
+
+    def _require_built(self, what):
+        if self._native is None:
+            if self._input_shape is None:
+                raise ValueError(f"{what}: the model is not built yet; give input_shape= to the first layer, "
+                                 "start with keras.Input(shape), or fit it first")
+            self._build(self._input_shape)
+        return self._native
+
+    # ---- compile ----
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, **kwargs):
+        unsupported = {k for k, v in kwargs.items() if v is not None and k not in ("run_eagerly", "jit_compile",
+                                                                                   "steps_per_execution")}
+        if unsupported:
+            raise TypeError(f"compile: onefit does not support {', '.join(sorted(unsupported))}")
+        if loss is None:
+            raise ValueError("compile needs a loss, e.g. loss='mse'")
+        self.optimizer = _optimizers.get(optimizer)
+        self.loss = loss
+        self._compiled = (self.optimizer, _losses.get(loss), _metric_names(metrics))
+        if self._native is None and self._input_shape is not None:
+            self._build(self._input_shape)
+        else:
+            self._compile_native()
+
+    def _compile_native(self):
+        if self._native is not None and self._compiled is not None:
+            optimizer, loss, metrics = self._compiled
+            self._native.compile(optimizer._native(), loss, metrics)
+            _warnings.emit(self._native.warnings(), stacklevel=4)
+
+    # ---- training ----
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1,
+            device="cpu", seed=None):
+        if self._compiled is None:
+            raise RuntimeError("you must compile the model before training it: model.compile(optimizer, loss)")
+        for arg, value in (("class_weight", class_weight), ("sample_weight", sample_weight),
+                           ("validation_steps", validation_steps)):
+            if value is not None:
+                raise ValueError(f"fit: {arg} is not supported by onefit")
+        if validation_freq != 1:
+            raise ValueError("fit: onefit validates after every epoch (validation_freq=1)")
+        if validation_batch_size is not None:
+            raise ValueError("fit: validation_batch_size is not supported yet; the batch size is used")
+        if device == "auto":
+            device = "cuda" if _onefit.cuda_available() else "cpu"
+        x = _float32(x, "x")
+        y = _float32(y, "y")
+        if self._native is None:
+            self._build(self._input_shape or x.shape[1:])
+        val_x = val_y = None
+        if validation_data is not None:
+            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+                raise ValueError("validation_data must be (x_val, y_val) or [x_val, y_val]")
+            if len(validation_data) == 3 and validation_data[2] is not None:
+                raise ValueError("validation_data: sample weights are not supported by onefit")
+            val_x, val_y = _float32(validation_data[0], "validation x"), _float32(validation_data[1], "validation y")
+        level = _verbosity(verbose)
+        callbacks = list(callbacks or [])
+        native = [c._native for c in callbacks if isinstance(c, _callbacks._Native)]
+        python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
+        params = {"verbose": level, "epochs": epochs, "steps": steps_per_epoch}
+        hooks = _callbacks._PythonHooks(python, self, params)
+        history, epoch = self._native.fit(
+            x, y, 32 if batch_size is None else int(batch_size), int(epochs), int(initial_epoch), level, val_x, val_y,
+            float(validation_split), bool(shuffle), -1 if steps_per_epoch is None else int(steps_per_epoch),
+            None if seed is None else int(seed), device, native, hooks)
+        _warnings.emit(self._native.warnings(), stacklevel=3)
+        self.history = _callbacks.History(dict(history), list(epoch), params, self)
+        return self.history
+
+    @property
+    def stop_training(self):
+        return self._native.stop_training if self._native is not None else False
+
+    @stop_training.setter
+    def stop_training(self, value):
+        self._require_built("stop_training").stop_training = bool(value)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+        if self._compiled is None:
+            raise RuntimeError("you must compile the model before evaluating it")
+        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), _float32(y, "y"),
+                                                        32 if batch_size is None else int(batch_size))
+        if return_dict:
+            return dict(logs)
+        names = ["loss"] + [k for k in self._compiled[2] if k in logs]
+        names += sorted(k for k in logs if k not in names)
+        return logs["loss"] if len(names) == 1 else [logs[k] for k in names]
+
+    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+        return self._require_built("predict").predict(_float32(x, "x"), 32 if batch_size is None else int(batch_size))
+
+    def __call__(self, x):
+        return self.predict(x)
+
+    # ---- weights and saving ----
+    def get_weights(self):
+        return self._require_built("get_weights").get_weights()
+
+    def set_weights(self, weights):
+        self._require_built("set_weights").set_weights([_float32(w, "weights") for w in weights])
+
+    def count_params(self):
+        return self._require_built("count_params").count_params()
+
+    def summary(self, print_fn=None):
+        text = self._require_built("summary").summary()
+        (print_fn or print)(text)
+
+    def save(self, filepath, overwrite=True):
+        """Saves a folder (weights as safetensors, the config and optimizer state) that
+        onefit.keras.models.load_model and the onefit CLI read."""
+        path = os.fspath(filepath)
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"{path} exists and overwrite=False")
+        self._require_built("save").save(path)
+
+    @property
+    def input_shape(self):
+        return None if self._input_shape is None else (None,) + tuple(self._input_shape)
+
+    @property
+    def output_shape(self):
+        dense = [l for l in self.layers if isinstance(l, _layers.Dense)]
+        return (None, dense[-1].units) if dense else self.input_shape
+
+    def __repr__(self):
+        return f"<onefit.keras.Sequential {self.name!r}: {', '.join(map(repr, self.layers))}>"
+
+
+def _verbosity(verbose):
+    # "auto" is 1, as in Keras. The live progress bar is for terminals; elsewhere (a notebook, a
+    # file) 1 becomes one line per epoch.
+    level = 1 if verbose == "auto" else int(verbose)
+    if level == 1 and not _isatty(sys.stdout):
+        level = 2
+    return level
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def load_model(filepath, compile=True):
+    """A model that Sequential.save (or `onefit fit --save`) wrote, with its optimizer state."""
+    native = _onefit.load_model(os.fspath(filepath))
+    model = Sequential(seed=native.seed)
+    for info in native.layers:
+        if info["kind"] == "Dense":
+            layer = _layers.Dense(info["units"], activation=info["activation"], use_bias=info["use_bias"],
+                                  name=info["name"] or None)
+        else:
+            layer = _layers.Dropout(info["rate"], name=info["name"] or None)
+        model.layers.append(layer)
+    model._input_shape = tuple(native.input_shape)
+    model._native = native
+    try:
+        native_loss, native_optimizer = native.loss, native.optimizer
+    except ValueError:  # saved before compile
+        return model
+    model.loss = native_loss.name
+    model.optimizer = _optimizers.get(native_optimizer.name)
+    model.optimizer.learning_rate = native_optimizer.learning_rate
+    model._compiled = (model.optimizer, native_loss, [])
+    return model

@@ -1,0 +1,94 @@
+"""keras.optimizers: SGD, Adam, AdamW, RMSprop, Adagrad with Keras 3's defaults and update
+rules (onefit's tests check each against the published rule and against Keras)."""
+import warnings
+
+from onefit import _onefit
+
+
+class Optimizer:
+    _name = None
+    _defaults = {}
+
+    def __init__(self, learning_rate=None, lr=None, **kwargs):
+        if lr is not None:
+            warnings.warn("the `lr` argument is deprecated, use `learning_rate` instead", DeprecationWarning,
+                          stacklevel=3)
+            if learning_rate is None:
+                learning_rate = lr
+        unknown = set(kwargs) - set(self._defaults) - {"name", "clipnorm", "clipvalue", "global_clipnorm"}
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unknown argument(s) {', '.join(sorted(unknown))}")
+        for clip in ("clipnorm", "clipvalue", "global_clipnorm"):
+            if kwargs.get(clip) is not None:
+                raise ValueError(f"{type(self).__name__}: {clip} is not supported by onefit")
+        self.learning_rate = float(self._default_lr if learning_rate is None else learning_rate)
+        for key, default in self._defaults.items():
+            setattr(self, key, kwargs.get(key, default))
+
+    def _native(self):
+        o = _onefit.Optimizer(self._name)
+        o.learning_rate = self.learning_rate
+        for key in self._defaults:
+            setattr(o, key, getattr(self, key))
+        return o
+
+    def get_config(self):
+        return {"name": self._name, "learning_rate": self.learning_rate,
+                **{k: getattr(self, k) for k in self._defaults}}
+
+    def __repr__(self):
+        return f"{type(self).__name__}(learning_rate={self.learning_rate})"
+
+
+class SGD(Optimizer):
+    _name, _default_lr = "sgd", 0.01
+    _defaults = {"momentum": 0.0, "nesterov": False}
+
+    def __init__(self, learning_rate=None, momentum=0.0, nesterov=False, **kwargs):
+        super().__init__(learning_rate, momentum=momentum, nesterov=nesterov, **kwargs)
+
+
+class Adam(Optimizer):
+    _name, _default_lr = "adam", 0.001
+    _defaults = {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7, "amsgrad": False}
+
+    def __init__(self, learning_rate=None, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False, **kwargs):
+        super().__init__(learning_rate, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon, amsgrad=amsgrad, **kwargs)
+
+
+class AdamW(Optimizer):
+    _name, _default_lr = "adamw", 0.001
+    _defaults = {"weight_decay": 0.004, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7, "amsgrad": False}
+
+    def __init__(self, learning_rate=None, weight_decay=0.004, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
+                 amsgrad=False, **kwargs):
+        super().__init__(learning_rate, weight_decay=weight_decay, beta_1=beta_1, beta_2=beta_2, epsilon=epsilon,
+                         amsgrad=amsgrad, **kwargs)
+
+
+class RMSprop(Optimizer):
+    _name, _default_lr = "rmsprop", 0.001
+    _defaults = {"rho": 0.9, "momentum": 0.0, "epsilon": 1e-7, "centered": False}
+
+    def __init__(self, learning_rate=None, rho=0.9, momentum=0.0, epsilon=1e-7, centered=False, **kwargs):
+        super().__init__(learning_rate, rho=rho, momentum=momentum, epsilon=epsilon, centered=centered, **kwargs)
+
+
+class Adagrad(Optimizer):
+    _name, _default_lr = "adagrad", 0.001
+    _defaults = {"initial_accumulator_value": 0.1, "epsilon": 1e-7}
+
+    def __init__(self, learning_rate=None, initial_accumulator_value=0.1, epsilon=1e-7, **kwargs):
+        super().__init__(learning_rate, initial_accumulator_value=initial_accumulator_value, epsilon=epsilon, **kwargs)
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagrad": Adagrad}
+
+
+def get(identifier):
+    """An optimizer from a name ("adam") or an optimizer object, as keras.optimizers.get."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
+        return _BY_NAME[identifier.lower()]()
+    raise ValueError(f"unknown optimizer {identifier!r} (known: {', '.join(_BY_NAME)})")

@@ -1,0 +1,315 @@
+// onefit._onefit: the C++ library's public API for Python (nanobind). Only plain conversions
+// live here: arrays in and out, the model, fit's options and callbacks; the Keras-shaped names
+// and defaults are Python (python/onefit/keras). Errors are translated once, at this boundary.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cctype>
+#include <memory>
+#include <streambuf>
+#include <string>
+#include <vector>
+
+#include "onefit/onefit.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+using onefit::Tensor;
+
+// A C-contiguous float32 array on the CPU: Python converts anything else once before it comes here.
+using FloatArray = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::numpy, float>;
+
+// The array's values without a copy: the tensor keeps the array alive through a reference that
+// is dropped, with the GIL held, when the last copy of the tensor goes.
+Tensor tensor_view(const FloatArray& array) {
+    onefit::Shape shape;
+    for (size_t i = 0; i < array.ndim(); ++i) shape.push_back(static_cast<int64_t>(array.shape(i)));
+    if (shape.empty()) shape.push_back(1);
+    auto* owner = new FloatArray(array);
+    std::shared_ptr<const float> values(array.data(), [owner](const float*) {
+        nb::gil_scoped_acquire gil;
+        delete owner;
+    });
+    return Tensor(std::move(shape), std::move(values));
+}
+
+OutArray to_numpy(Tensor tensor) {
+    auto* owned = new Tensor(std::move(tensor));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+    std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
+    return OutArray(owned->data(), shape.size(), shape.data(), owner);
+}
+
+nb::dict to_dict(const onefit::Logs& logs) {
+    nb::dict d;
+    for (const auto& [k, v] : logs) d[k.c_str()] = v;
+    return d;
+}
+
+// fit's text output into Python's sys.stdout (so Jupyter shows it), a line or a flush at a time.
+class PythonStdout : public std::streambuf {
+public:
+    ~PythonStdout() override { sync(); }
+
+protected:
+    int overflow(int c) override {
+        if (c != traits_type::eof()) {
+            text_ += static_cast<char>(c);
+            if (c == '\n' || c == '\r') sync();
+        }
+        return c;
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        text_.append(s, static_cast<size_t>(n));
+        if (text_.find_first_of("\n\r") != std::string::npos) sync();
+        return n;
+    }
+    int sync() override {
+        if (text_.empty()) return 0;
+        nb::gil_scoped_acquire gil;
+        try {
+            nb::object out = nb::module_::import_("sys").attr("stdout");
+            if (!out.is_none()) {
+                out.attr("write")(text_);
+                out.attr("flush")();
+            }
+        } catch (nb::python_error& e) {
+            e.discard_as_unraisable("onefit: writing to sys.stdout");
+        }
+        text_.clear();
+        return 0;
+    }
+
+private:
+    std::string text_;
+};
+
+// A Python object's on_train_begin/on_epoch_begin/on_epoch_end/on_train_end, called with the
+// GIL held. A Python exception stops training after that epoch and is raised again when fit
+// returns. The same check looks for Ctrl-C (KeyboardInterrupt) at every epoch end.
+class PythonCallback : public onefit::Callback {
+public:
+    explicit PythonCallback(nb::object target) : target_(std::move(target)) {}
+    void on_train_begin() override { call("on_train_begin"); }
+    void on_epoch_begin(int64_t epoch) override { call("on_epoch_begin", epoch); }
+    void on_epoch_end(int64_t epoch, const onefit::Logs& logs) override { call("on_epoch_end", epoch, &logs); }
+    void on_train_end(const onefit::Logs& logs) override { call("on_train_end", -1, &logs); }
+
+    // Set after the Python call failed (the error is pending in this thread until fit returns).
+    bool failed = false;
+
+private:
+    void call(const char* name, int64_t epoch = -1, const onefit::Logs* logs = nullptr) {
+        if (failed) return;
+        nb::gil_scoped_acquire gil;
+        try {
+            if (!target_.is_none() && nb::hasattr(target_, name)) {
+                nb::object method = target_.attr(name);
+                if (logs && epoch >= 0) method(epoch, to_dict(*logs));
+                else if (logs) method(to_dict(*logs));
+                else if (epoch >= 0) method(epoch);
+                else method();
+            }
+            if (PyErr_CheckSignals() != 0) throw nb::python_error();
+        } catch (nb::python_error& e) {
+            e.restore();  // pending until fit returns
+            failed = true;
+            if (model) model->stop_training = true;
+        }
+    }
+    nb::object target_;
+};
+
+onefit::History fit_model(onefit::Sequential& model, const FloatArray& x, const FloatArray& y, int64_t batch_size,
+                          int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
+                          std::optional<FloatArray> val_y, double validation_split, bool shuffle,
+                          int64_t steps_per_epoch, std::optional<uint64_t> seed, const std::string& device,
+                          nb::list callbacks, nb::object python_callbacks) {
+    onefit::FitOptions options;
+    options.batch_size = batch_size;
+    options.epochs = epochs;
+    options.initial_epoch = initial_epoch;
+    options.verbose = verbose;
+    if (val_x && val_y) options.validation_data = std::make_pair(tensor_view(*val_x), tensor_view(*val_y));
+    options.validation_split = validation_split;
+    options.shuffle = shuffle;
+    options.steps_per_epoch = steps_per_epoch;
+    options.seed = seed;
+    options.device = onefit::device_from_name(device);
+    options.print_warnings = false;
+    for (nb::handle c : callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
+    PythonCallback hooks(python_callbacks);  // last: it sees what the native callbacks set
+    options.callbacks.push_back(&hooks);
+    PythonStdout buffer;
+    std::ostream out(&buffer);
+    options.out = &out;
+    const Tensor xt = tensor_view(x), yt = tensor_view(y);
+    onefit::History history;
+    {
+        nb::gil_scoped_release release;
+        history = model.fit(xt, yt, options);
+        out.flush();
+    }
+    if (hooks.failed) throw nb::python_error();
+    return history;
+}
+
+}  // namespace
+
+NB_MODULE(_onefit, m) {
+    m.doc() = "onefit's C++ core; use onefit.keras";
+    nb::exception<onefit::Error>(m, "OnefitError", PyExc_ValueError);
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const onefit::Error& e) {
+            const std::string what = e.what();
+            // A missing file or folder is FileNotFoundError, as open() would raise; the text stays onefit's.
+            std::string lower = what;
+            for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const bool missing = lower.find("no such file") != std::string::npos ||
+                                 lower.find("no such folder") != std::string::npos ||
+                                 lower.find("does not exist") != std::string::npos;
+            PyErr_SetString(missing ? PyExc_FileNotFoundError : PyExc_ValueError, what.c_str());
+        }
+    });
+
+    m.attr("__version__") = ONEFIT_VERSION;
+
+    nb::class_<onefit::Optimizer>(m, "Optimizer")
+        .def("__init__", [](onefit::Optimizer* o, const std::string& name) {
+            new (o) onefit::Optimizer(onefit::optimizer_from_name(name));
+        }, "name"_a)
+        .def_rw("learning_rate", &onefit::Optimizer::learning_rate)
+        .def_rw("beta_1", &onefit::Optimizer::beta_1)
+        .def_rw("beta_2", &onefit::Optimizer::beta_2)
+        .def_rw("epsilon", &onefit::Optimizer::epsilon)
+        .def_rw("amsgrad", &onefit::Optimizer::amsgrad)
+        .def_rw("weight_decay", &onefit::Optimizer::weight_decay)
+        .def_rw("momentum", &onefit::Optimizer::momentum)
+        .def_rw("nesterov", &onefit::Optimizer::nesterov)
+        .def_rw("rho", &onefit::Optimizer::rho)
+        .def_rw("centered", &onefit::Optimizer::centered)
+        .def_rw("initial_accumulator_value", &onefit::Optimizer::initial_accumulator_value)
+        .def_prop_ro("name", [](const onefit::Optimizer& o) { return onefit::optimizer_name(o.kind); });
+
+    nb::class_<onefit::Loss>(m, "Loss")
+        .def("__init__", [](onefit::Loss* l, const std::string& name, bool from_logits, float delta) {
+            new (l) onefit::Loss(onefit::loss_from_name(name, from_logits));
+            l->delta = delta;
+        }, "name"_a, "from_logits"_a = false, "delta"_a = 1.0f)
+        .def_ro("from_logits", &onefit::Loss::from_logits)
+        .def_ro("delta", &onefit::Loss::delta)
+        .def_prop_ro("name", [](const onefit::Loss& l) { return onefit::loss_name(l.kind); });
+
+    nb::class_<onefit::Callback>(m, "NativeCallback");
+    nb::class_<onefit::EarlyStopping, onefit::Callback>(m, "EarlyStopping")
+        .def(nb::init<std::string, double, int64_t, std::string, bool, int64_t, std::optional<double>>(),
+             "monitor"_a, "min_delta"_a, "patience"_a, "mode"_a, "restore_best_weights"_a, "start_from_epoch"_a,
+             "baseline"_a.none())
+        .def_rw("verbose", &onefit::EarlyStopping::verbose)
+        .def_ro("stopped_epoch", &onefit::EarlyStopping::stopped_epoch)
+        .def_ro("best_epoch", &onefit::EarlyStopping::best_epoch)
+        .def_ro("wait", &onefit::EarlyStopping::wait);
+    nb::class_<onefit::ModelCheckpoint, onefit::Callback>(m, "ModelCheckpoint")
+        .def(nb::init<std::string, std::string, bool, std::string, int>(), "filepath"_a, "monitor"_a,
+             "save_best_only"_a, "mode"_a, "verbose"_a)
+        .def_ro("last_saved", &onefit::ModelCheckpoint::last_saved);
+    nb::class_<onefit::CSVLogger, onefit::Callback>(m, "CSVLogger")
+        .def(nb::init<std::string, std::string, bool>(), "filename"_a, "separator"_a, "append"_a);
+
+    nb::class_<onefit::Sequential>(m, "Sequential")
+        .def("__init__", [](onefit::Sequential* s, std::vector<int64_t> input_shape, uint64_t seed) {
+            new (s) onefit::Sequential(std::move(input_shape), seed);
+        }, "input_shape"_a, "seed"_a)
+        .def("add_dense", [](onefit::Sequential& s, int64_t units, const std::string& activation, bool use_bias,
+                             const std::string& kernel_initializer, const std::string& bias_initializer,
+                             const std::string& name) {
+            onefit::Layer layer = onefit::Dense(units, activation, use_bias, name);
+            layer.kernel_initializer = kernel_initializer;
+            layer.bias_initializer = bias_initializer;
+            s.add(layer);
+        }, "units"_a, "activation"_a, "use_bias"_a, "kernel_initializer"_a, "bias_initializer"_a, "name"_a)
+        .def("add_dropout", [](onefit::Sequential& s, float rate, const std::string& name) {
+            s.add(onefit::Dropout(rate, name));
+        }, "rate"_a, "name"_a)
+        .def("compile", [](onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
+                           std::vector<std::string> metrics) {
+            s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});
+        }, "optimizer"_a, "loss"_a, "metrics"_a)
+        .def("fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size,
+                       int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
+                       std::optional<FloatArray> val_y, double validation_split, bool shuffle, int64_t steps_per_epoch,
+                       std::optional<uint64_t> seed, const std::string& device, nb::list callbacks,
+                       nb::object python_callbacks) {
+            const onefit::History h = fit_model(s, x, y, batch_size, epochs, initial_epoch, verbose, val_x, val_y,
+                                                validation_split, shuffle, steps_per_epoch, seed, device, callbacks,
+                                                python_callbacks);
+            return nb::make_tuple(h.history, h.epoch);
+        }, "x"_a, "y"_a, "batch_size"_a, "epochs"_a, "initial_epoch"_a, "verbose"_a, "val_x"_a.none(),
+           "val_y"_a.none(), "validation_split"_a, "shuffle"_a, "steps_per_epoch"_a, "seed"_a.none(), "device"_a,
+           "callbacks"_a, "python_callbacks"_a.none())
+        .def("evaluate", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size) {
+            const Tensor xt = tensor_view(x), yt = tensor_view(y);
+            onefit::Logs logs;
+            {
+                nb::gil_scoped_release release;
+                logs = s.evaluate(xt, yt, batch_size);
+            }
+            return logs;
+        }, "x"_a, "y"_a, "batch_size"_a)
+        .def("predict", [](onefit::Sequential& s, const FloatArray& x, int64_t batch_size) {
+            const Tensor xt = tensor_view(x);
+            Tensor out;
+            {
+                nb::gil_scoped_release release;
+                out = s.predict(xt, batch_size);
+            }
+            return to_numpy(std::move(out));
+        }, "x"_a, "batch_size"_a)
+        .def("get_weights", [](const onefit::Sequential& s) {
+            nb::list out;
+            for (Tensor& t : s.get_weights()) out.append(to_numpy(std::move(t)));
+            return out;
+        })
+        .def("set_weights", [](onefit::Sequential& s, std::vector<FloatArray> arrays) {
+            std::vector<Tensor> weights;
+            for (const FloatArray& a : arrays) weights.push_back(tensor_view(a));
+            s.set_weights(weights);
+        }, "weights"_a)
+        .def("summary", &onefit::Sequential::summary)
+        .def("count_params", &onefit::Sequential::count_params)
+        .def("save", &onefit::Sequential::save, "dir"_a)
+        .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })
+        .def_prop_ro("input_shape", [](const onefit::Sequential& s) { return s.input_shape(); })
+        .def_prop_ro("seed", &onefit::Sequential::seed)
+        .def_rw("stop_training", &onefit::Sequential::stop_training)
+        .def_prop_ro("loss", [](const onefit::Sequential& s) { return s.loss(); })
+        .def_prop_ro("optimizer", [](const onefit::Sequential& s) { return s.optimizer(); })
+        .def_prop_ro("layers", [](const onefit::Sequential& s) {
+            nb::list out;
+            for (const onefit::Layer& l : s.layers()) {
+                nb::dict d;
+                d["kind"] = l.kind == onefit::Layer::Kind::Dense ? "Dense" : "Dropout";
+                d["name"] = l.name;
+                d["units"] = l.units;
+                d["activation"] = onefit::activation_name(l.activation);
+                d["use_bias"] = l.use_bias;
+                d["rate"] = l.rate;
+                out.append(d);
+            }
+            return out;
+        });
+
+    m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
+    m.def("cpu_simd_target", &onefit::cpu_simd_target);
+    m.def("cuda_available", [] { return onefit::cuda_available(); });
+}

@@ -1,0 +1,177 @@
+"""The behaviour a Python user relies on: errors and warnings as Python ones, callbacks, output
+to sys.stdout, the GIL released during fit, Ctrl-C, and save/load."""
+import _thread
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import onefit
+import onefit.keras as keras
+from onefit.keras.layers import Dense, Dropout
+
+
+def small_model(seed=0, loss="categorical_crossentropy", metrics=None):
+    model = keras.Sequential([keras.Input(shape=(4,)), Dense(16, activation="relu"), Dense(3, activation="softmax")],
+                             seed=seed)
+    model.compile(optimizer="adam", loss=loss, metrics=metrics)
+    return model
+
+
+def test_bad_input_raises_python_errors_with_onefits_message(iris_like):
+    x, y, _ = iris_like
+    model = small_model()
+    with pytest.raises(ValueError, match="5"):
+        model.fit(np.zeros((150, 5), np.float32), y, verbose=0)  # the model takes 4 features
+    with pytest.raises(ValueError):
+        model.fit(x, y[:100], verbose=0)  # rows disagree
+    with pytest.raises(ValueError, match="loss"):
+        model.compile(optimizer="adam", loss="no_such_loss")
+    with pytest.raises(ValueError, match="optimizer"):
+        model.compile(optimizer="nope", loss="mse")
+    with pytest.raises(TypeError):
+        model.fit([["a", "b", "c", "d"]], [[1, 0, 0]], verbose=0)
+    with pytest.raises(FileNotFoundError):
+        keras.models.load_model("/nonexistent/onefit-model")
+    with pytest.raises(RuntimeError, match="compile"):
+        keras.Sequential([Dense(3, input_shape=(4,))]).fit(x, y)
+    with pytest.raises(ValueError, match="units"):
+        Dense(0)
+
+
+def test_onefits_warnings_arrive_as_filterable_python_warnings(iris_like):
+    x, y, labels = iris_like
+    with pytest.warns(onefit.warnings.UnshuffledSplitWarning, match="without shuffling"):
+        # Class indices sorted by class: the last 20 % are all class 2.
+        small_model(loss="sparse_categorical_crossentropy").fit(x, labels, validation_split=0.2, epochs=1, verbose=0)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", category=onefit.warnings.OnefitWarning)
+        small_model().fit(x, y, epochs=1, verbose=0)  # nothing to warn about
+    with pytest.warns(DeprecationWarning, match="learning_rate"):
+        opt = keras.optimizers.Adam(lr=0.5)
+    assert opt.learning_rate == 0.5
+
+
+def test_epoch_lines_go_to_sys_stdout(iris_like, capsys):
+    x, y, _ = iris_like
+    small_model().fit(x, y, epochs=2, verbose=2)
+    out = capsys.readouterr().out
+    assert "Epoch 1/2" in out and "Epoch 2/2" in out and "loss:" in out
+    small_model().fit(x, y, epochs=2, verbose=0)
+    assert capsys.readouterr().out == ""
+
+
+def test_python_callbacks_see_every_epoch_and_can_stop_training(iris_like):
+    x, y, _ = iris_like
+
+    class Recorder(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.seen.append((epoch, logs["loss"], logs["accuracy"]))
+            if epoch == 2:
+                self.model.stop_training = True
+
+    recorder = Recorder()
+    model = small_model(metrics=["accuracy"])
+    history = model.fit(x, y, epochs=10, verbose=0, callbacks=[recorder])
+    assert [e for e, _, _ in recorder.seen] == [0, 1, 2] == history.epoch
+    assert [l for _, l, _ in recorder.seen] == history.history["loss"]
+    assert recorder.model is model
+
+
+def test_native_callbacks_follow_keras(iris_like, tmp_path):
+    x, y, _ = iris_like
+    stop = keras.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=10.0)  # never improves by 10
+    log = tmp_path / "log.csv"
+    history = small_model().fit(x, y, epochs=10, verbose=0,
+                                callbacks=[stop, keras.callbacks.CSVLogger(log)])
+    assert len(history.epoch) == 2 and stop.stopped_epoch == 1  # Keras: the first epoch sets the best
+    rows = log.read_text().splitlines()
+    assert rows[0] == "epoch,loss" and len(rows) == 3
+
+
+def test_an_exception_in_a_callback_propagates_and_the_model_stays_usable(iris_like):
+    x, y, _ = iris_like
+
+    class Fails(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise ArithmeticError("from the callback")
+
+    model = small_model()
+    with pytest.raises(ArithmeticError, match="from the callback"):
+        model.fit(x, y, epochs=10, verbose=0, callbacks=[Fails()])
+    assert np.isfinite(model.evaluate(x, y))
+
+
+def test_fit_releases_the_gil(iris_like):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(150000, 64)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 150000)]
+    model = keras.Sequential([Dense(256, activation="relu", input_shape=(64,)), Dense(10, activation="softmax")])
+    model.compile(optimizer="adam", loss="categorical_crossentropy")
+    ticks, running = [], [True]
+
+    def count():
+        while running[0]:
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    start = time.perf_counter()
+    # One epoch (~0.3 s on 2 cores): no Python runs on this thread until it ends.
+    model.fit(x, y, epochs=1, batch_size=64, verbose=0)
+    end = time.perf_counter()
+    running[0] = False
+    worker.join()
+    middle = [t for t in ticks if start + 0.2 * (end - start) < t < end - 0.2 * (end - start)]
+    assert end - start > 0.1
+    assert len(middle) >= 3, f"the thread ran {len(middle)} times in the middle of a {end - start:.2f} s fit"
+
+
+def test_ctrl_c_stops_the_fit_at_an_epoch_end_and_keeps_the_weights(iris_like):
+    x, y, _ = iris_like
+    x = np.repeat(x, 200, axis=0)
+    y = np.repeat(y, 200, axis=0)
+    model = small_model()
+    before = model.get_weights()[0].copy()
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(x, y, epochs=100000, verbose=0)
+    timer.cancel()
+    assert not np.array_equal(model.get_weights()[0], before)  # epochs ran and were kept
+    assert np.isfinite(model.evaluate(x[:50], y[:50]))
+
+
+def test_save_and_load_keep_predictions_and_training_state(iris_like, tmp_path):
+    x, y, _ = iris_like
+    model = small_model(metrics=["accuracy"])
+    model.fit(x, y, epochs=3, verbose=0, shuffle=False)
+    model.save(tmp_path / "m")
+    loaded = keras.models.load_model(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.predict(x), model.predict(x))
+    assert [type(l).__name__ for l in loaded.layers] == ["Dense", "Dense"]
+    a = model.fit(x, y, epochs=2, verbose=0, shuffle=False).history["loss"]
+    b = loaded.fit(x, y, epochs=2, verbose=0, shuffle=False).history["loss"]
+    assert a == b  # optimizer state and step came back too
+
+
+def test_dropout_layers_and_evaluate_return_shapes(iris_like):
+    x, y, _ = iris_like
+    model = keras.Sequential([Dense(16, activation="relu", input_shape=(4,)), Dropout(0.5),
+                              Dense(3, activation="softmax")])
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate=0.1), loss="categorical_crossentropy",
+                  metrics=["accuracy"])
+    model.fit(x, y, epochs=2, verbose=0)
+    loss, accuracy = model.evaluate(x, y)
+    assert 0 <= accuracy <= 1 and loss > 0
+    assert model.evaluate(x, y, return_dict=True) == {"loss": loss, "accuracy": accuracy}
+    assert model.predict(x).shape == (150, 3)
+    assert model.count_params() == 4 * 16 + 16 + 16 * 3 + 3
