@@ -37,6 +37,10 @@ say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${O
 [ -x "$build/bench/bench_gemm_choice" ] && run "$build/bench/bench_gemm_choice"
 [ -x "$build/bench/bench_small_kernels" ] && run "$build/bench/bench_small_kernels"
 run "$build/bench/bench_iris_fit"
+# The same fit through the Python package, when this build made it (make's build does).
+if [ -f "$build/python/onefit/__init__.py" ] && [ -x "$build/pyenv/bin/python3" ]; then
+  run env PYTHONPATH="$build/python" "$build/pyenv/bin/python3" "$here/py_seed_fit.py"
+fi
 run "$build/bench/bench_mlp_mnist"
 # mlp_mnist_vs_sgemm: the MNIST fit's GFLOP/s over the best sgemm rate bench_gemm_choice measured
 # for its big product (128x784x256, any library, any thread count) in this run (target >= 0.8).
@@ -86,6 +90,9 @@ ratio iris_fit_speedup_vs_torch torch_iris_fit_us iris_fit_us
 ratio mlp_mnist_speedup_vs_torch mlp_mnist_samples_per_s torch_mlp_mnist_samples_per_s
 ratio iris_fit_speedup_vs_keras keras_iris_fit_us iris_fit_us
 ratio iris_fit_speedup_vs_keras_cold keras_iris_cold_fit_us iris_fit_us
+ratio py_iris_fit_speedup_vs_keras keras_iris_fit_us py_iris_fit_us
+py="$(value py_iris_fit_us)" cpp="$(value iris_fit_us)"
+[ -n "$py" ] && [ -n "$cpp" ] && say "py_iris_fit_overhead_us: $(awk -v a="$py" -v b="$cpp" 'BEGIN { printf "%.1f", a - b }') us (py_iris_fit_us - iris_fit_us, same run; target <= 20)"
 
 # The MNIST ratio again from paired rounds: onefit's epoch bench, then PyTorch's, back to back,
 # five times, and the median of the five ratios. This shared VM slows down in bursts (the same

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The Python the interop tests and the Python package's tests run: a virtual environment at $1
 # (make passes build/pyenv) with numpy and safetensors (the interop tests check that Python reads
-# what onefit writes), nanobind (the module's build) and pytest, from PyPI, so no test ever skips
-# for a missing package. Made from Debian's /usr/bin/python3 (python3-venv), not
+# what onefit writes), nanobind (the module's build), pytest, and scikit-learn (the seed's own
+# code loads Iris with it: examples/seed_notebook.py), from PyPI, so no test ever skips for a
+# missing package. Made from Debian's /usr/bin/python3 (python3-venv), not
 # whatever python3 is first on PATH; skips what is already there.
 set -euo pipefail
 env_dir=${1:?usage: scripts/python-env.sh DIR}
@@ -10,7 +11,7 @@ python=$env_dir/bin/python3
 if [ ! -x "$python" ]; then
   /usr/bin/python3 -m venv "$env_dir"
 fi
-if ! "$python" -c 'import numpy, safetensors.numpy, nanobind, pytest' 2>/dev/null; then
-  echo "onefit: installing numpy, safetensors, nanobind and pytest into $env_dir"
-  "$python" -m pip install --quiet --disable-pip-version-check numpy safetensors nanobind pytest
+if ! "$python" -c 'import numpy, safetensors.numpy, nanobind, pytest, sklearn' 2>/dev/null; then
+  echo "onefit: installing numpy, safetensors, nanobind, pytest and scikit-learn into $env_dir"
+  "$python" -m pip install --quiet --disable-pip-version-check numpy safetensors nanobind pytest scikit-learn
 fi

@@ -73,6 +73,11 @@ struct FitWork {
 FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_rows, int64_t input_width,
                  int64_t epochs, int64_t steps_per_epoch = -1, int64_t validation_batch_size = -1);
 
+// The fit's work as `model` runs it: host_looks_each_epoch when epoch lines or callbacks make
+// the host stop the program once per epoch (else the whole fit is one program call).
+FitWork fit_work(const Sequential& model, int64_t train_rows, int64_t validation_rows, int64_t epochs,
+                 int64_t batch_size, int64_t steps_per_epoch, bool host_looks_each_epoch);
+
 // ---- Devices ----
 
 // What one device costs, measured (the CPU) or from a datasheet (GPUs not present).
@@ -121,6 +126,9 @@ std::string calibration_key();
 std::vector<DeviceProfile> datasheet_gpu_profiles();
 // The CPU first, then every GPU profile.
 std::vector<DeviceProfile> device_profiles(const DeviceProfile& cpu);
+
+// The profile of `device` among `profiles` (a present one first; the CPU's when there is none).
+const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>& profiles);
 
 // The present device that finishes the fit first (the CPU when no GPU is present).
 Device pick_device(const FitWork& work, const std::vector<DeviceProfile>& profiles);
@@ -190,7 +198,18 @@ struct ExplainReport {
     std::string picked_device, reason;
     std::vector<Lint> lints;
     History history;
+    std::string kernels;  // FitProfile::kernels: the SIMD target and GEMM libraries that ran (CPU)
 };
+
+// Runs model.fit(x_train, y_train, options) once, timed and profiled (options.profile and the
+// output are taken over: epoch lines are captured, not shown; warnings become lints), then
+// calibrates the CPU (cached; ~2 s the first time on a machine) and explains it: phases, work,
+// projections on every device, the device that would finish first and why, and lints. x_val and
+// y_val, when given, are the validation data (options.validation_split must be 0). `times`
+// carries what the caller measured before the fit; `run` describes what ran, one line.
+ExplainReport explain_fit(Sequential& model, const Tensor& x_train, const Tensor& y_train, const Tensor* x_val,
+                          const Tensor* y_val, FitOptions options, CommandTimes times = {}, std::string run = "",
+                          bool recalibrate = false);
 
 std::string explain_text(const ExplainReport& report);
 std::string explain_json(const ExplainReport& report);  // schema: docs/explain.md

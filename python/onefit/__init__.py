@@ -5,10 +5,12 @@
                               keras.layers.Dense(3, activation="softmax")])
 """
 from onefit._onefit import __version__, cpu_simd_target, cuda_available  # noqa: F401
-from onefit import nn  # noqa: F401
+from onefit import data, nn  # noqa: F401
+from onefit.explain import Explanation, explain  # noqa: F401
 from onefit.warnings import OnefitWarning  # noqa: F401
 
-__all__ = ["__version__", "cpu_simd_target", "cuda_available", "keras", "nn", "OnefitWarning"]
+__all__ = ["__version__", "cpu_simd_target", "cuda_available", "data", "explain", "Explanation", "keras", "nn",
+           "OnefitWarning"]
 
 
 def __getattr__(name):

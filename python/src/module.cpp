@@ -5,6 +5,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "onefit/explain.hpp"
 #include "onefit/onefit.hpp"
 
 namespace nb = nanobind;
@@ -128,45 +130,72 @@ private:
     nb::object target_;
 };
 
-onefit::History fit_model(onefit::Sequential& model, const FloatArray& x, const FloatArray& y, int64_t batch_size,
-                          int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
-                          std::optional<FloatArray> val_y, double validation_split, bool shuffle,
-                          int64_t steps_per_epoch, std::optional<uint64_t> seed, const std::string& device,
-                          nb::list callbacks, nb::object python_callbacks) {
+// What fit needs besides the training data; the validation data come as arrays or a dataset.
+struct FitArgs {
+    int64_t batch_size, epochs, initial_epoch;
+    int verbose;
+    std::optional<FloatArray> val_x, val_y;
+    std::optional<onefit::Dataset> val_dataset;
+    double validation_split;
+    bool shuffle;
+    int64_t steps_per_epoch;
+    std::optional<uint64_t> seed;
+    std::string device;
+    nb::list callbacks;
+    nb::object python_callbacks;
+    bool to_python_stdout;
+};
+
+// Runs `fit(options)` with the GIL released, the Python callbacks and Ctrl-C checked at every
+// epoch end, and the text output going to sys.stdout (or, on a terminal, straight to the tty so
+// the live progress bar works). Returns (history, epochs).
+template <class Fit>
+nb::tuple run_fit(onefit::Sequential& model, const FitArgs& a, Fit&& fit) {
     onefit::FitOptions options;
-    options.batch_size = batch_size;
-    options.epochs = epochs;
-    options.initial_epoch = initial_epoch;
-    options.verbose = verbose;
-    if (val_x && val_y) options.validation_data = std::make_pair(tensor_view(*val_x), tensor_view(*val_y));
-    options.validation_split = validation_split;
-    options.shuffle = shuffle;
-    options.steps_per_epoch = steps_per_epoch;
-    options.seed = seed;
-    options.device = onefit::device_from_name(device);
+    options.batch_size = a.batch_size;
+    options.epochs = a.epochs;
+    options.initial_epoch = a.initial_epoch;
+    options.verbose = a.verbose;
+    if (a.val_x && a.val_y) options.validation_data = std::make_pair(tensor_view(*a.val_x), tensor_view(*a.val_y));
+    options.validation_dataset = a.val_dataset;
+    options.validation_split = a.validation_split;
+    options.shuffle = a.shuffle;
+    options.steps_per_epoch = a.steps_per_epoch;
+    options.seed = a.seed;
+    options.device = onefit::device_from_name(a.device);
     options.print_warnings = false;
-    for (nb::handle c : callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
-    PythonCallback hooks(python_callbacks);  // last: it sees what the native callbacks set
-    options.callbacks.push_back(&hooks);
+    for (nb::handle c : a.callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
+    // None: no Python hooks and a fit too short to need Ctrl-C at epoch ends, which then runs as
+    // one program call (Python raises a pending KeyboardInterrupt when fit returns).
+    PythonCallback hooks(a.python_callbacks);
+    if (!a.python_callbacks.is_none()) options.callbacks.push_back(&hooks);  // last: sees what the others set
     PythonStdout buffer;
     std::ostream out(&buffer);
-    options.out = &out;
-    const Tensor xt = tensor_view(x), yt = tensor_view(y);
+    if (a.to_python_stdout) options.out = &out;
     onefit::History history;
     {
         nb::gil_scoped_release release;
-        history = model.fit(xt, yt, options);
+        history = fit(options);
         out.flush();
     }
     if (hooks.failed) throw nb::python_error();
-    return history;
+    return nb::make_tuple(history.history, history.epoch);
+}
+
+FitArgs fit_args(int64_t batch_size, int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
+                 std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset, double validation_split,
+                 bool shuffle, int64_t steps_per_epoch, std::optional<uint64_t> seed, std::string device,
+                 nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
+    return FitArgs{batch_size,      epochs,   initial_epoch,     verbose,          std::move(val_x),
+                   std::move(val_y), std::move(val_dataset), validation_split, shuffle, steps_per_epoch,
+                   seed,            std::move(device), std::move(callbacks), std::move(python_callbacks),
+                   to_python_stdout};
 }
 
 }  // namespace
 
 NB_MODULE(_onefit, m) {
     m.doc() = "onefit's C++ core; use onefit.keras";
-    nb::exception<onefit::Error>(m, "OnefitError", PyExc_ValueError);
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
@@ -247,16 +276,30 @@ NB_MODULE(_onefit, m) {
         }, "optimizer"_a, "loss"_a, "metrics"_a)
         .def("fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size,
                        int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
-                       std::optional<FloatArray> val_y, double validation_split, bool shuffle, int64_t steps_per_epoch,
-                       std::optional<uint64_t> seed, const std::string& device, nb::list callbacks,
-                       nb::object python_callbacks) {
-            const onefit::History h = fit_model(s, x, y, batch_size, epochs, initial_epoch, verbose, val_x, val_y,
-                                                validation_split, shuffle, steps_per_epoch, seed, device, callbacks,
-                                                python_callbacks);
-            return nb::make_tuple(h.history, h.epoch);
+                       std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset,
+                       double validation_split, bool shuffle, int64_t steps_per_epoch, std::optional<uint64_t> seed,
+                       std::string device, nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
+            const Tensor xt = tensor_view(x), yt = tensor_view(y);
+            const FitArgs a = fit_args(batch_size, epochs, initial_epoch, verbose, std::move(val_x), std::move(val_y),
+                                       std::move(val_dataset), validation_split, shuffle, steps_per_epoch, seed,
+                                       std::move(device), std::move(callbacks), std::move(python_callbacks),
+                                       to_python_stdout);
+            return run_fit(s, a, [&](const onefit::FitOptions& o) { return s.fit(xt, yt, o); });
         }, "x"_a, "y"_a, "batch_size"_a, "epochs"_a, "initial_epoch"_a, "verbose"_a, "val_x"_a.none(),
-           "val_y"_a.none(), "validation_split"_a, "shuffle"_a, "steps_per_epoch"_a, "seed"_a.none(), "device"_a,
-           "callbacks"_a, "python_callbacks"_a.none())
+           "val_y"_a.none(), "val_dataset"_a.none(), "validation_split"_a, "shuffle"_a, "steps_per_epoch"_a,
+           "seed"_a.none(), "device"_a, "callbacks"_a, "python_callbacks"_a.none(), "to_python_stdout"_a)
+        .def("fit_dataset", [](onefit::Sequential& s, const onefit::Dataset& train, int64_t epochs,
+                               int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
+                               std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset,
+                               int64_t steps_per_epoch, std::optional<uint64_t> seed, std::string device,
+                               nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
+            const FitArgs a = fit_args(32, epochs, initial_epoch, verbose, std::move(val_x), std::move(val_y),
+                                       std::move(val_dataset), 0.0, true, steps_per_epoch, seed, std::move(device),
+                                       std::move(callbacks), std::move(python_callbacks), to_python_stdout);
+            return run_fit(s, a, [&](const onefit::FitOptions& o) { return s.fit(train, o); });
+        }, "train"_a, "epochs"_a, "initial_epoch"_a, "verbose"_a, "val_x"_a.none(), "val_y"_a.none(),
+           "val_dataset"_a.none(), "steps_per_epoch"_a, "seed"_a.none(), "device"_a, "callbacks"_a,
+           "python_callbacks"_a.none(), "to_python_stdout"_a)
         .def("evaluate", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size) {
             const Tensor xt = tensor_view(x), yt = tensor_view(y);
             onefit::Logs logs;
@@ -308,6 +351,51 @@ NB_MODULE(_onefit, m) {
             }
             return out;
         });
+
+    nb::class_<onefit::Dataset>(m, "Dataset")
+        .def_static("from_tensor_slices", [](const FloatArray& x, const FloatArray& y) {
+            return onefit::Dataset::from_tensor_slices(tensor_view(x), tensor_view(y));
+        }, "x"_a, "y"_a)
+        .def("shuffle", &onefit::Dataset::shuffle, "buffer_size"_a, "seed"_a, "reshuffle_each_iteration"_a)
+        .def("batch", &onefit::Dataset::batch, "batch_size"_a, "drop_remainder"_a)
+        .def("repeat", &onefit::Dataset::repeat, "count"_a)
+        .def("take", &onefit::Dataset::take, "count"_a)
+        .def("cardinality", &onefit::Dataset::cardinality)
+        .def("is_batched", &onefit::Dataset::is_batched)
+        // The rows of one pass and its batch sizes (Python gathers the arrays it iterates).
+        .def("plan", [](const onefit::Dataset& d, int64_t iteration, int64_t max_batches) {
+            onefit::DatasetPass pass;
+            d.plan(iteration, max_batches, pass);
+            return nb::make_tuple(pass.rows, pass.batch_sizes);
+        }, "iteration"_a, "max_batches"_a);
+
+    // explain: one profiled fit and its report, as (json, text, html).
+    m.def("explain_fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, std::optional<FloatArray> val_x,
+                            std::optional<FloatArray> val_y, int64_t batch_size, int64_t epochs, bool shuffle,
+                            int64_t steps_per_epoch, std::optional<uint64_t> seed, const std::string& device,
+                            std::string run, bool recalibrate) {
+        const Tensor xt = tensor_view(x), yt = tensor_view(y);
+        std::optional<Tensor> vx, vy;
+        if (val_x && val_y) vx = tensor_view(*val_x), vy = tensor_view(*val_y);
+        onefit::FitOptions options;
+        options.batch_size = batch_size;
+        options.epochs = epochs;
+        options.verbose = 0;
+        options.shuffle = shuffle;
+        options.steps_per_epoch = steps_per_epoch;
+        options.seed = seed;
+        options.device = onefit::device_from_name(device);
+        std::string json, text, html;
+        {
+            nb::gil_scoped_release release;
+            const onefit::ExplainReport report =
+                onefit::explain_fit(s, xt, yt, vx ? &*vx : nullptr, vy ? &*vy : nullptr, options, {}, std::move(run),
+                                    recalibrate);
+            json = onefit::explain_json(report), text = onefit::explain_text(report), html = onefit::explain_html(report);
+        }
+        return nb::make_tuple(json, text, html);
+    }, "model"_a, "x"_a, "y"_a, "val_x"_a.none(), "val_y"_a.none(), "batch_size"_a, "epochs"_a, "shuffle"_a,
+       "steps_per_epoch"_a, "seed"_a.none(), "device"_a, "run"_a, "recalibrate"_a);
 
     m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
     m.def("cpu_simd_target", &onefit::cpu_simd_target);

@@ -175,3 +175,24 @@ def test_dropout_layers_and_evaluate_return_shapes(iris_like):
     assert model.evaluate(x, y, return_dict=True) == {"loss": loss, "accuracy": accuracy}
     assert model.predict(x).shape == (150, 3)
     assert model.count_params() == 4 * 16 + 16 + 16 * 3 + 3
+
+
+def test_explain_returns_the_report_as_a_dict_and_writes_html(iris_like, tmp_path):
+    x, y, labels = iris_like
+    model = small_model(loss="logcosh")
+    result = onefit.explain(model, x, labels, batch_size=20, epochs=3, validation_split=0.3, shuffle=False,
+                            report=tmp_path / "report.html")
+    assert result["pick"]["device"] == "cpu"
+    assert len(result["history"]["loss"]) == 3
+    assert any(l["id"] == "label_broadcast" for l in result["lints"])  # class indices against 3 outputs
+    assert "<svg" in (tmp_path / "report.html").read_text() and result._repr_html_() == result.html
+    assert "Where the time went" in str(result) or "phase" in str(result).lower()
+
+
+def test_layer_arguments_are_kept_or_refused_never_ignored():
+    assert keras.Sequential([Dropout(0.2, input_shape=(3,)), Dense(1)]).input_shape == (None, 3)
+    assert keras.Sequential([Dense(2, input_dim=5)]).input_shape == (None, 5)
+    assert Dense(2, dtype="float32", trainable=True).units == 2
+    for bad in ({"trainable": False}, {"dtype": "float16"}, {"kernel_regularizer": "l2"}):
+        with pytest.raises(TypeError, match="does not support"):
+            Dense(2, **bad)

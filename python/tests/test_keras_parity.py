@@ -98,3 +98,26 @@ def test_a_seed_gives_the_same_fit_and_models_without_one_differ(iris_like):
     again = keras.Sequential([Dense(8, input_shape=(4,)), Dense(3)]).get_weights()[0]
     assert not np.array_equal(first, second)
     np.testing.assert_array_equal(first, again)
+
+
+def test_every_optimizer_and_loss_matches_keras_3_per_epoch():
+    """Against Keras 3's per-epoch losses stored by keras_reference.py (same initial weights)."""
+    import json
+    import pathlib
+
+    import parity_cases as cases
+
+    stored = json.loads((pathlib.Path(__file__).parent / "data" / "keras_parity.json").read_text())["cases"]
+    assert len(stored) == len(cases.OPTIMIZERS) * len(cases.LOSSES)
+    worst = {}
+    for opt_case in cases.OPTIMIZERS:
+        for loss_case, (units, activation, kind, _) in cases.LOSSES.items():
+            x, y = cases.data(kind)
+            model = keras.Sequential([Dense(8, activation="tanh", input_shape=(5,)), Dense(units, activation=activation)],
+                                     seed=11)
+            model.compile(optimizer=cases.optimizer_object(keras, opt_case), loss=cases.loss_object(keras, loss_case))
+            got = model.fit(x, y, batch_size=cases.BATCH, epochs=cases.EPOCHS, shuffle=False, verbose=0).history["loss"]
+            want = stored[f"{opt_case}/{loss_case}"]
+            worst[f"{opt_case}/{loss_case}"] = float(np.max(np.abs(np.subtract(got, want)) / np.abs(want)))
+    bad = {k: v for k, v in worst.items() if v > 1e-5}
+    assert not bad, f"relative differences from Keras 3 above 1e-5: {bad}"

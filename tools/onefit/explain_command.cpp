@@ -49,22 +49,10 @@ std::string describe(const FitConfig& config, const ExplainData& d) {
 
 FitWork work_of(const Sequential& model, int64_t train_rows, int64_t validation_rows, const FitConfig& config,
                 int64_t epochs) {
-    FitWork work = fit_work(step_work(model, config.batch_size), train_rows, validation_rows, model.input_shape()[0],
-                            epochs, config.steps_per_epoch);
-    // fit stops in the program only where the host looks: epoch lines or callbacks once per
-    // epoch (the live bar's ~30 chunks only on a terminal; counted as one).
     const bool callbacks = !config.checkpoint_dir.empty() || config.early_stopping_patience >= 0 ||
                            !config.csv_log.empty();
-    work.program_calls = config.verbose == 0 && !callbacks ? 1 : epochs;
-    return work;
-}
-
-const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>& profiles) {
-    for (const DeviceProfile& p : profiles)
-        if (p.device == device && (p.present || device == Device::cpu)) return p;
-    for (const DeviceProfile& p : profiles)
-        if (p.device == device) return p;
-    return profiles.front();
+    return fit_work(model, train_rows, validation_rows, epochs, config.batch_size, config.steps_per_epoch,
+                    config.verbose != 0 || callbacks);
 }
 
 }  // namespace
@@ -140,71 +128,21 @@ int run_explain(const ExplainFlags& flags) {
         times.device_start_seconds = since(start);
     }
 
-    FitProfile profile;
     FitOptions options;
     options.batch_size = config.batch_size;
     options.epochs = config.epochs;
-    options.verbose = config.verbose == 0 ? 0 : 2;  // epoch lines cost what they cost; captured, not shown
-    std::ostringstream fit_output;
-    options.out = &fit_output;
+    options.verbose = config.verbose == 0 ? 0 : 2;
     options.shuffle = config.shuffle;
     options.device = device;
     options.steps_per_epoch = config.steps_per_epoch;
-    if (data.validation_rows > 0) options.validation_data = std::make_pair(data.x_val, data.y_val);
-    options.profile = &profile;
-    History history;
-    {
-        std::ostringstream warnings;  // fit's warnings become lints below
-        std::streambuf* saved = std::cerr.rdbuf(warnings.rdbuf());
-        try {
-            start = clock_type::now();
-            history = model.fit(data.x_train, data.y_train, options);
-            times.fit_seconds = since(start);
-        } catch (...) {
-            std::cerr.rdbuf(saved);
-            throw;
-        }
-        std::cerr.rdbuf(saved);
-    }
-
-    // Calibrated after the fit, so the fit explained is the cold one a user runs.
-    const DeviceProfile cpu = cpu_profile(flags.recalibrate);
-    const std::vector<DeviceProfile> profiles = device_profiles(cpu);
-    ExplainReport report;
-    report.run = describe(config, data);
-    report.device = device_name(device);
-    report.ran_on = profile_for(device, profiles);
-    report.work = work_of(model, data.train_rows, data.validation_rows, config, static_cast<int64_t>(history.epoch.size()));
-    report.phases = fit_phases(profile, times, report.work, report.ran_on);
-    report.train_seconds = std::max(0.0, profile.program_seconds - profile.validation_seconds);
-    const FitWork planned = work_of(model, data.train_rows, data.validation_rows, config, config.epochs);
-    for (const DeviceProfile& p : profiles) report.projections.push_back(project(p, planned));
-    report.picked_device = device_name(pick_device(planned, profiles));
-    report.reason = projection_reason(planned, report.projections);
-    report.history = history;
-
-    LintInput lint;
-    lint.warnings = model.warnings();
-    lint.x_train = &data.x_train;
-    lint.y_train = &data.y_train;
-    if (data.validation_rows > 0) lint.y_validation = &data.y_val;
-    lint.history = &history;
-    for (const Layer& layer : model.layers())
-        if (layer.kind == Layer::Kind::Dense) lint.output_width = layer.units;  // the last Dense's
-    lint.loss = loss_from_name(config.loss).kind;
-    lint.batch_size = config.batch_size;
-    lint.train_rows = data.train_rows;
-    lint.steps_per_epoch = config.steps_per_epoch;
-    const double steps = static_cast<double>(std::max<int64_t>(1, report.work.steps));
-    for (const Phase& p : report.phases) {
-        if (p.name == "compute") lint.step_compute_seconds = p.seconds / steps;
-        if (p.name == "dispatch overhead") lint.step_overhead_seconds = p.seconds / steps;
-    }
-    report.lints = lint_fit(lint);
+    const bool validation = data.validation_rows > 0;
+    const ExplainReport report = explain_fit(model, data.x_train, data.y_train, validation ? &data.x_val : nullptr,
+                                             validation ? &data.y_val : nullptr, options, times,
+                                             describe(config, data), flags.recalibrate);
 
     if (!flags.report_path.empty()) write_file_atomically(flags.report_path, explain_html(report));
     std::cout << (flags.json ? explain_json(report) : explain_text(report));
-    if (!flags.json && !profile.kernels.empty()) std::cout << "CPU kernels: " << profile.kernels << "\n";
+    if (!flags.json && !report.kernels.empty()) std::cout << "CPU kernels: " << report.kernels << "\n";
     if (!flags.json && !flags.report_path.empty()) std::cout << "report: " << flags.report_path << "\n";
     return 0;
 }

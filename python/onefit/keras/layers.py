@@ -59,9 +59,9 @@ class Dense(Layer):
 class Dropout(Layer):
     """keras.layers.Dropout(rate): zeroes a fraction `rate` of inputs in training (scaled by 1/(1-rate))."""
 
-    def __init__(self, rate, noise_shape=None, seed=None, name=None, **kwargs):
+    def __init__(self, rate, noise_shape=None, seed=None, name=None, input_shape=None, **kwargs):
         _no_unsupported(kwargs, "Dropout")
-        super().__init__(name, kwargs.get("input_shape"))
+        super().__init__(name, input_shape)
         if noise_shape is not None:
             raise ValueError("Dropout noise_shape is not supported by onefit")
         if not 0 <= float(rate) < 1:
@@ -83,8 +83,11 @@ def _initializer_name(init):
 
 
 def _no_unsupported(kwargs, layer):
-    kwargs.pop("input_shape", None)
-    kwargs.pop("dtype", None)
-    kwargs.pop("trainable", None) if kwargs.get("trainable", True) else None
+    """Keras arguments onefit accepts without effect (float32 is its only dtype; every layer trains)
+    are dropped; any other is an error rather than silently ignored."""
+    if kwargs.get("dtype") in (None, "float32"):
+        kwargs.pop("dtype", None)
+    if kwargs.get("trainable", True) is True:
+        kwargs.pop("trainable", None)
     if kwargs:
         raise TypeError(f"{layer}: onefit does not support the argument(s) {', '.join(sorted(kwargs))}")

@@ -6,6 +6,7 @@ import sys
 import numpy as np
 
 from onefit import _onefit
+from onefit import data as _data
 from onefit import warnings as _warnings
 from onefit.keras import callbacks as _callbacks
 from onefit.keras import layers as _layers
@@ -160,14 +161,12 @@ class Sequential:
             raise ValueError("fit: validation_batch_size is not supported yet; the batch size is used")
         if device == "auto":
             device = "cuda" if _onefit.cuda_available() else "cpu"
-        x = _float32(x, "x")
-        y = _float32(y, "y")
-        if self._native is None:
-            self._build(self._input_shape or x.shape[1:])
-        val_x = val_y = None
-        if validation_data is not None:
+        val_x = val_y = val_dataset = None
+        if isinstance(validation_data, _data.Dataset):
+            val_dataset = validation_data._native
+        elif validation_data is not None:
             if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
-                raise ValueError("validation_data must be (x_val, y_val) or [x_val, y_val]")
+                raise ValueError("validation_data must be (x_val, y_val), [x_val, y_val] or a Dataset")
             if len(validation_data) == 3 and validation_data[2] is not None:
                 raise ValueError("validation_data: sample weights are not supported by onefit")
             val_x, val_y = _float32(validation_data[0], "validation x"), _float32(validation_data[1], "validation y")
@@ -177,10 +176,32 @@ class Sequential:
         python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
         params = {"verbose": level, "epochs": epochs, "steps": steps_per_epoch}
         hooks = _callbacks._PythonHooks(python, self, params)
-        history, epoch = self._native.fit(
-            x, y, 32 if batch_size is None else int(batch_size), int(epochs), int(initial_epoch), level, val_x, val_y,
-            float(validation_split), bool(shuffle), -1 if steps_per_epoch is None else int(steps_per_epoch),
-            None if seed is None else int(seed), device, native, hooks)
+        to_python_stdout = _python_stdout()
+        if not python and _short_fit(x, epochs, self._native):
+            hooks = None  # one program call for the whole fit; see _short_fit
+        steps = -1 if steps_per_epoch is None else int(steps_per_epoch)
+        seed = None if seed is None else int(seed)
+        if isinstance(x, _data.Dataset):
+            # As Keras: a dataset brings its own labels and batches.
+            if y is not None:
+                raise ValueError("fit: y must not be given with a Dataset (it yields (x, y) pairs)")
+            if batch_size is not None:
+                raise ValueError("fit: batch_size must not be given with a Dataset; batch the dataset instead")
+            if validation_split:
+                raise ValueError("fit: validation_split is not supported with a Dataset; pass validation_data")
+            if self._native is None:
+                self._build(self._input_shape or x._x.shape[1:])
+            history, epoch = self._native.fit_dataset(x._native, int(epochs), int(initial_epoch), level, val_x, val_y,
+                                                      val_dataset, steps, seed, device, native, hooks, to_python_stdout)
+        else:
+            x = _float32(x, "x")
+            y = _float32(y, "y")
+            if self._native is None:
+                self._build(self._input_shape or x.shape[1:])
+            history, epoch = self._native.fit(
+                x, y, 32 if batch_size is None else int(batch_size), int(epochs), int(initial_epoch), level, val_x,
+                val_y, val_dataset, float(validation_split), bool(shuffle), steps, seed, device, native, hooks,
+                to_python_stdout)
         _warnings.emit(self._native.warnings(), stacklevel=3)
         self.history = _callbacks.History(dict(history), list(epoch), params, self)
         return self.history
@@ -252,6 +273,35 @@ def _verbosity(verbose):
     if level == 1 and not _isatty(sys.stdout):
         level = 2
     return level
+
+
+def _short_fit(x, epochs, native):
+    """True for a fit of at most ~20 M multiply-adds (milliseconds): with no Python callbacks it runs
+    as one program call, and a Ctrl-C during it is raised as soon as it returns. Longer fits stop
+    at every epoch end to look for Ctrl-C (~1 us each)."""
+    if native is None:
+        return False
+    if isinstance(x, _data.Dataset):
+        elements = x.cardinality()
+        if elements < 0:
+            return False
+        rows = elements * (1024 if x._native.is_batched() else 1)  # counted as batches of up to 1k rows
+    else:
+        rows = len(x)
+    return rows * max(int(epochs), 1) * native.count_params() <= 20_000_000
+
+
+def _python_stdout():
+    """True: fit writes through sys.stdout (a notebook, a file, a capture). False on a terminal,
+    where fit writes to the terminal itself so that its progress bar can redraw in place."""
+    if _isatty(sys.stdout) and getattr(sys.stdout, "fileno", None) is not None:
+        try:
+            if sys.stdout.fileno() == 1:
+                sys.stdout.flush()
+                return False
+        except (OSError, ValueError):
+            pass
+    return True
 
 
 def _isatty(stream):

@@ -1,0 +1,83 @@
+"""onefit.data.Dataset: tf.data's in-memory pipeline (from_tensor_slices, shuffle, batch, repeat,
+take), which fit and validation_data accept. Its ops run inside the compiled fit: no Python
+runs per batch. Iterating it in Python yields NumPy batches, as tf.data's as_numpy_iterator."""
+from onefit import _onefit
+
+INFINITE_CARDINALITY = -1
+AUTOTUNE = -1
+
+
+class Dataset:
+    def __init__(self, native, x, y):
+        self._native = native
+        self._x, self._y = x, y  # the arrays, for iterating in Python
+        self._iterations = 0
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """A dataset of the rows of (x, y): two arrays (or array-likes) with the same first dimension."""
+        if not isinstance(tensors, (tuple, list)) or len(tensors) != 2:
+            raise ValueError("from_tensor_slices takes (features, labels); onefit trains on pairs")
+        from onefit.keras.models import _float32
+
+        x, y = _float32(tensors[0], "dataset x"), _float32(tensors[1], "dataset y")
+        return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y)
+
+    def _then(self, native):
+        return Dataset(native, self._x, self._y)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
+        if seed is None:
+            from onefit.keras.models import _next_seed
+
+            seed = _next_seed()
+        return self._then(self._native.shuffle(int(buffer_size), int(seed), bool(reshuffle_each_iteration)))
+
+    def batch(self, batch_size, drop_remainder=False, **kwargs):
+        return self._then(self._native.batch(int(batch_size), bool(drop_remainder)))
+
+    def repeat(self, count=None):
+        return self._then(self._native.repeat(-1 if count is None else int(count)))
+
+    def take(self, count):
+        return self._then(self._native.take(int(count)))
+
+    def prefetch(self, buffer_size=None):
+        return self  # the data are in memory already
+
+    def cache(self, filename=""):
+        return self
+
+    def cardinality(self):
+        return self._native.cardinality()
+
+    def __len__(self):
+        n = self.cardinality()
+        if n < 0:
+            raise TypeError("the dataset is infinite")
+        return n
+
+    def __iter__(self):
+        # Each iteration is a new pass, reshuffled as tf.data reshuffles.
+        if self.cardinality() < 0:
+            raise TypeError("iterating an infinite dataset in Python: take(n) first")
+        import numpy as np  # here, so that `import onefit` does not import NumPy
+
+        rows, sizes = self._native.plan(self._iterations, -1)
+        self._iterations += 1
+        rows = np.asarray(rows, dtype=np.int64)
+        batched = self._native.is_batched()
+        start = 0
+        for size in sizes:
+            index = rows[start:start + size]
+            start += size
+            if batched:
+                yield self._x[index], self._y[index]
+            else:
+                yield self._x[index[0]], self._y[index[0]]
+
+    def as_numpy_iterator(self):
+        return iter(self)
+
+    def __repr__(self):
+        return f"<onefit.data.Dataset cardinality={self.cardinality()}>"

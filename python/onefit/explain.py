@@ -1,0 +1,53 @@
+"""onefit.explain(model, x, y, ...): runs the fit once, profiled, and says where its time went,
+how much arithmetic it did, what it would cost on each device, which device finishes first and
+why, and what in the set-up is probably a mistake (the `onefit explain` report, docs/explain.md)."""
+import json
+import os
+
+
+class Explanation(dict):
+    """The report as a dict (the JSON of `onefit explain --json`); .text is the printed report,
+    .html the self-contained HTML one, which a notebook displays inline."""
+
+    def __init__(self, report, text, html):
+        super().__init__(report)
+        self.text = text
+        self.html = html
+
+    def _repr_html_(self):
+        return self.html
+
+    def __str__(self):
+        return self.text
+
+
+def explain(model, x, y, batch_size=None, epochs=1, validation_data=None, validation_split=0.0, shuffle=True,
+            steps_per_epoch=None, seed=None, device="cpu", report=None, recalibrate=False):
+    """Fits `model` (compiled, an onefit.keras.Sequential) on x, y as model.fit would, once, and
+    returns its Explanation; report="file.html" also writes the HTML report."""
+    from onefit import _onefit
+    from onefit.keras.models import _float32
+
+    if model._compiled is None:
+        raise RuntimeError("explain: compile the model first")
+    x, y = _float32(x, "x"), _float32(y, "y")
+    model._build(model._input_shape or x.shape[1:])
+    val_x = val_y = None
+    if validation_data is not None:
+        val_x, val_y = _float32(validation_data[0], "validation x"), _float32(validation_data[1], "validation y")
+    elif validation_split:
+        split = int(len(x) * (1 - float(validation_split)))  # the last rows, as Keras takes them
+        if split < 1 or split >= len(x):
+            raise ValueError(f"validation_split {validation_split} of {len(x)} rows leaves no training or validation rows")
+        x, val_x, y, val_y = x[:split], x[split:], y[:split], y[split:]
+    if device == "auto":
+        device = "cuda" if _onefit.cuda_available() else "cpu"
+    run = f"Python arrays ({len(x)} train / {0 if val_x is None else len(val_x)} validation rows), {model!r}"
+    text_json, text, html = _onefit.explain_fit(
+        model._native, x, y, val_x, val_y, 32 if batch_size is None else int(batch_size), int(epochs), bool(shuffle),
+        -1 if steps_per_epoch is None else int(steps_per_epoch), None if seed is None else int(seed), device, run,
+        bool(recalibrate))
+    if report is not None:
+        with open(os.fspath(report), "w", encoding="utf-8") as f:
+            f.write(html)
+    return Explanation(json.loads(text_json), text, html)

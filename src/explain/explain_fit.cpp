@@ -1,0 +1,87 @@
+// explain_fit: one profiled fit, then the calibration, the projections and the lints, gathered
+// into the report that `onefit explain` prints and the Python module returns.
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+
+#include "onefit/error.hpp"
+#include "onefit/explain.hpp"
+
+namespace onefit {
+
+const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>& profiles) {
+    for (const DeviceProfile& p : profiles)
+        if (p.device == device && (p.present || device == Device::cpu)) return p;
+    for (const DeviceProfile& p : profiles)
+        if (p.device == device) return p;
+    return profiles.front();
+}
+
+FitWork fit_work(const Sequential& model, int64_t train_rows, int64_t validation_rows, int64_t epochs,
+                 int64_t batch_size, int64_t steps_per_epoch, bool host_looks_each_epoch) {
+    FitWork work = fit_work(step_work(model, batch_size), train_rows, validation_rows, model.input_shape()[0], epochs,
+                            steps_per_epoch);
+    // The live bar's ~30 chunks per epoch happen only on a terminal; counted as one per epoch.
+    work.program_calls = host_looks_each_epoch ? epochs : 1;
+    return work;
+}
+
+ExplainReport explain_fit(Sequential& model, const Tensor& x_train, const Tensor& y_train, const Tensor* x_val,
+                          const Tensor* y_val, FitOptions options, CommandTimes times, std::string run,
+                          bool recalibrate) {
+    if (options.validation_split > 0)
+        throw Error("explain: give the validation rows as data (validation_split is not explained)");
+    const int64_t train_rows = x_train.rows(), validation_rows = x_val && y_val ? x_val->rows() : 0;
+    if (validation_rows > 0) options.validation_data = std::make_pair(*x_val, *y_val);
+    FitProfile profile;
+    options.profile = &profile;
+    std::ostringstream fit_output;  // epoch lines cost what they cost; captured, not shown
+    options.out = &fit_output;
+    options.print_warnings = false;  // they become lints
+    const bool looks_each_epoch = options.verbose != 0 || !options.callbacks.empty();
+    const auto start = std::chrono::steady_clock::now();
+    const History history = model.fit(x_train, y_train, options);
+    times.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    // Calibrated after the fit, so the fit explained is the cold one a user runs.
+    const DeviceProfile cpu = cpu_profile(recalibrate);
+    const std::vector<DeviceProfile> profiles = device_profiles(cpu);
+    ExplainReport report;
+    report.run = std::move(run);
+    report.device = device_name(options.device);
+    report.ran_on = profile_for(options.device, profiles);
+    const int64_t epochs_run = static_cast<int64_t>(history.epoch.size());
+    report.work = fit_work(model, train_rows, validation_rows, epochs_run, options.batch_size, options.steps_per_epoch,
+                           looks_each_epoch);
+    report.phases = fit_phases(profile, times, report.work, report.ran_on);
+    report.train_seconds = std::max(0.0, profile.program_seconds - profile.validation_seconds);
+    const FitWork planned = fit_work(model, train_rows, validation_rows, options.epochs - options.initial_epoch,
+                                     options.batch_size, options.steps_per_epoch, looks_each_epoch);
+    for (const DeviceProfile& p : profiles) report.projections.push_back(project(p, planned));
+    report.picked_device = device_name(pick_device(planned, profiles));
+    report.reason = projection_reason(planned, report.projections);
+    report.history = history;
+    report.kernels = profile.kernels;
+
+    LintInput lint;
+    lint.warnings = model.warnings();
+    lint.x_train = &x_train;
+    lint.y_train = &y_train;
+    if (validation_rows > 0) lint.y_validation = y_val;
+    lint.history = &report.history;
+    for (const Layer& layer : model.layers())
+        if (layer.kind == Layer::Kind::Dense) lint.output_width = layer.units;  // the last Dense's
+    lint.loss = model.loss().kind;
+    lint.batch_size = options.batch_size;
+    lint.train_rows = train_rows;
+    lint.steps_per_epoch = options.steps_per_epoch;
+    const double steps = static_cast<double>(std::max<int64_t>(1, report.work.steps));
+    for (const Phase& p : report.phases) {
+        if (p.name == "compute") lint.step_compute_seconds = p.seconds / steps;
+        if (p.name == "dispatch overhead") lint.step_overhead_seconds = p.seconds / steps;
+    }
+    report.lints = lint_fit(lint);
+    return report;
+}
+
+}  // namespace onefit
