@@ -56,9 +56,23 @@ nb::dict to_dict(const onefit::Logs& logs) {
     return d;
 }
 
+// The first Python error of a fit (a callback's exception, or KeyboardInterrupt), held rather
+// than left pending, so that Python keeps running normally (the next epoch line is still
+// written) until fit returns and raises it. Setting it asks the model to stop after this epoch.
+struct FitError {
+    std::optional<nb::python_error> error;
+    onefit::Sequential* model = nullptr;
+    void set(nb::python_error& e) {
+        if (!error) error.emplace(std::move(e));
+        if (model) model->stop_training = true;
+    }
+};
+
 // fit's text output into Python's sys.stdout (so Jupyter shows it), a line or a flush at a time.
+// Writing runs Python (ipykernel's stream), where a pending Ctrl-C surfaces: it stops the fit.
 class PythonStdout : public std::streambuf {
 public:
+    explicit PythonStdout(FitError& failure) : failure_(failure) {}
     ~PythonStdout() override { sync(); }
 
 protected:
@@ -84,7 +98,8 @@ protected:
                 out.attr("flush")();
             }
         } catch (nb::python_error& e) {
-            e.discard_as_unraisable("onefit: writing to sys.stdout");
+            if (e.matches(PyExc_Exception)) e.discard_as_unraisable("onefit: writing to sys.stdout");
+            else failure_.set(e);  // KeyboardInterrupt, SystemExit: the user's, not the stream's
         }
         text_.clear();
         return 0;
@@ -92,25 +107,23 @@ protected:
 
 private:
     std::string text_;
+    FitError& failure_;
 };
 
 // A Python object's on_train_begin/on_epoch_begin/on_epoch_end/on_train_end, called with the
-// GIL held. A Python exception stops training after that epoch and is raised again when fit
-// returns. The same check looks for Ctrl-C (KeyboardInterrupt) at every epoch end.
+// GIL held. A Python exception stops training after that epoch and is raised when fit returns.
+// The same check looks for Ctrl-C (KeyboardInterrupt) at every epoch end.
 class PythonCallback : public onefit::Callback {
 public:
-    explicit PythonCallback(nb::object target) : target_(std::move(target)) {}
+    PythonCallback(nb::object target, FitError& failure) : target_(std::move(target)), failure_(failure) {}
     void on_train_begin() override { call("on_train_begin"); }
     void on_epoch_begin(int64_t epoch) override { call("on_epoch_begin", epoch); }
     void on_epoch_end(int64_t epoch, const onefit::Logs& logs) override { call("on_epoch_end", epoch, &logs); }
     void on_train_end(const onefit::Logs& logs) override { call("on_train_end", -1, &logs); }
 
-    // Set after the Python call failed (the error is pending in this thread until fit returns).
-    bool failed = false;
-
 private:
     void call(const char* name, int64_t epoch = -1, const onefit::Logs* logs = nullptr) {
-        if (failed) return;
+        if (failure_.error) return;
         nb::gil_scoped_acquire gil;
         try {
             if (!target_.is_none() && nb::hasattr(target_, name)) {
@@ -122,12 +135,11 @@ private:
             }
             if (PyErr_CheckSignals() != 0) throw nb::python_error();
         } catch (nb::python_error& e) {
-            e.restore();  // pending until fit returns
-            failed = true;
-            if (model) model->stop_training = true;
+            failure_.set(e);
         }
     }
     nb::object target_;
+    FitError& failure_;
 };
 
 // What fit needs besides the training data; the validation data come as arrays or a dataset.
@@ -167,9 +179,10 @@ nb::tuple run_fit(onefit::Sequential& model, const FitArgs& a, Fit&& fit) {
     for (nb::handle c : a.callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
     // None: no Python hooks and a fit too short to need Ctrl-C at epoch ends, which then runs as
     // one program call (Python raises a pending KeyboardInterrupt when fit returns).
-    PythonCallback hooks(a.python_callbacks);
+    FitError failure{std::nullopt, &model};
+    PythonCallback hooks(a.python_callbacks, failure);
     if (!a.python_callbacks.is_none()) options.callbacks.push_back(&hooks);  // last: sees what the others set
-    PythonStdout buffer;
+    PythonStdout buffer(failure);
     std::ostream out(&buffer);
     if (a.to_python_stdout) options.out = &out;
     onefit::History history;
@@ -178,7 +191,7 @@ nb::tuple run_fit(onefit::Sequential& model, const FitArgs& a, Fit&& fit) {
         history = fit(options);
         out.flush();
     }
-    if (hooks.failed) throw nb::python_error();
+    if (failure.error) throw *failure.error;
     return nb::make_tuple(history.history, history.epoch);
 }
 

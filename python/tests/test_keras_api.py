@@ -196,3 +196,36 @@ def test_layer_arguments_are_kept_or_refused_never_ignored():
     for bad in ({"trainable": False}, {"dtype": "float16"}, {"kernel_regularizer": "l2"}):
         with pytest.raises(TypeError, match="does not support"):
             Dense(2, **bad)
+
+
+def test_an_error_in_on_epoch_begin_with_epoch_lines_to_a_python_stdout_is_raised(iris_like, capsys):
+    """The epoch line after a failed callback is still written through sys.stdout (here pytest's
+    capture, in a notebook ipykernel's stream); the error is held and raised when fit returns."""
+    x, y, _ = iris_like
+
+    class FailsAtBegin(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 1:
+                raise LookupError("at the start of epoch 2")
+
+    model = small_model()
+    with pytest.raises(LookupError, match="epoch 2"):
+        model.fit(x, y, epochs=5, verbose=2, callbacks=[FailsAtBegin()])
+    out = capsys.readouterr().out
+    assert "Epoch 2/5" in out and "Epoch 3/5" not in out  # it stopped after that epoch
+    assert np.isfinite(model.evaluate(x, y, verbose=0))
+
+
+def test_arrays_with_a_validation_dataset_validate_on_it(iris_like):
+    x, y, _ = iris_like
+
+    def model():
+        m = keras.Sequential([Dense(8, activation="relu", input_shape=(4,)), Dense(3, activation="softmax")], seed=2)
+        m.compile(optimizer="adam", loss="categorical_crossentropy")
+        return m
+
+    as_arrays = model().fit(x[:100], y[:100], batch_size=20, epochs=2, shuffle=False, verbose=0,
+                            validation_data=(x[100:], y[100:]))
+    as_dataset = model().fit(x[:100], y[:100], batch_size=20, epochs=2, shuffle=False, verbose=0,
+                             validation_data=onefit.data.Dataset.from_tensor_slices((x[100:], y[100:])).batch(32))
+    assert as_dataset.history == as_arrays.history and "val_loss" in as_dataset.history

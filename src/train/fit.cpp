@@ -46,6 +46,13 @@ void check_options(const FitOptions& o) {
                     std::to_string(o.epochs));
 }
 
+
+const Dataset& checked_validation_dataset(const TrainingProgram& prog, const Dataset& validation) {
+    train::check_features(prog, validation.x(), "validation dataset x");
+    train::check_labels(prog, validation.y(), validation.x().rows(), "validation dataset y");
+    if (validation.cardinality() < 0) throw Error("fit: the validation dataset repeats forever; it must be finite");
+    return validation;
+}
 }  // namespace
 
 History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
@@ -92,6 +99,8 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
     if (y_val) {
         plan.val_x = x_val;
         plan.val_y = y_val;
+    } else if (options.validation_dataset) {  // arrays to train on, a dataset to validate on
+        plan.val_dataset = checked_validation_dataset(prog, *options.validation_dataset);
     }
     plan.y_width = label_width(*y_train);
     // Run through the shared driver below.
@@ -120,12 +129,7 @@ History Sequential::fit(const Dataset& train, const FitOptions& options) {
         plan.val_x = FeatureView(vx);
         plan.val_y = &vy;
     } else if (options.validation_dataset) {
-        train::check_features(prog, options.validation_dataset->x(), "validation dataset x");
-        train::check_labels(prog, options.validation_dataset->y(), options.validation_dataset->x().rows(),
-                            "validation dataset y");
-        if (options.validation_dataset->cardinality() < 0)
-            throw Error("fit: the validation dataset repeats forever; it must be finite");
-        plan.val_dataset = *options.validation_dataset;
+        plan.val_dataset = checked_validation_dataset(prog, *options.validation_dataset);
     }
     FitOptions rest = options;
     rest.validation_data.reset();
