@@ -22,7 +22,11 @@ cmake --build "$build" -j "$jobs"
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-# A test is run a second time only if its first run failed: GCC 12's LeakSanitizer sometimes
-# crashes in its own tracer at exit ("Tracer caught signal 11", google/sanitizers#1353), after
-# the test passed, on a loaded machine. A real leak or memory error fails both runs.
-ctest --test-dir "$build" --output-on-failure -j "$jobs" --repeat until-pass:2
+# GCC 12's LeakSanitizer crashes in its own tracer at exit ("Tracer caught signal 11" while
+# reading the main thread's TLS, google/sanitizers#1353) for these two tests, every time under
+# ctest and never when run by hand, after each has passed; not yet understood (see the stop
+# note). They run with every ASan and UBSan check but the leak check; every other test has all.
+lsan_tracer_crash='^(OptimizerState\.AnUnknownSlotOrderIsNamed|NoAllocation\.AFitDoesNotCopyTheCallersFeatures)$'
+ctest --test-dir "$build" --output-on-failure -j "$jobs" -E "$lsan_tracer_crash"
+ASAN_OPTIONS=${ASAN_OPTIONS/detect_leaks=1/detect_leaks=0} \
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" -R "$lsan_tracer_crash"
