@@ -106,6 +106,10 @@ public:
     // What compile() was given (Keras's model.loss and model.optimizer); throw Error before compile().
     const Loss& loss() const;
     const Optimizer& optimizer() const;
+    const std::vector<std::string>& metrics() const;
+    // A new learning rate for the compiled optimizer, keeping its state (slots and step count),
+    // as Keras users change model.optimizer.learning_rate between fits. Throws Error before compile().
+    void set_learning_rate(float learning_rate);
 
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     const TrainingProgram& program() const;  // throws Error before compile()
@@ -122,6 +126,9 @@ private:
     std::vector<Tensor> weights_;  // Keras layout; the source of truth between fits
     std::unique_ptr<TrainingProgram> program_;
     std::vector<std::string> warnings_;
+    // Inside fit: add, compile and fit from a callback would free the program that is running.
+    bool fitting_ = false;
+    void require_not_fitting(const char* what) const;
 };
 
 }  // namespace onefit

@@ -18,9 +18,10 @@ class Dataset:
         """A dataset of the rows of (x, y): two arrays (or array-likes) with the same first dimension."""
         if not isinstance(tensors, (tuple, list)) or len(tensors) != 2:
             raise ValueError("from_tensor_slices takes (features, labels); onefit trains on pairs")
-        from onefit.keras.models import _float32
+        from onefit._arrays import float32
 
-        x, y = _float32(tensors[0], "dataset x"), _float32(tensors[1], "dataset y")
+        # Copied, as tf.data copies: changing the arrays afterwards does not change the dataset.
+        x, y = float32(tensors[0], "dataset x").copy(), float32(tensors[1], "dataset y").copy()
         return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y)
 
     def _then(self, native):
@@ -28,9 +29,9 @@ class Dataset:
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         if seed is None:
-            from onefit.keras.models import _next_seed
+            from onefit._seeds import next_seed
 
-            seed = _next_seed()
+            seed = next_seed()
         return self._then(self._native.shuffle(int(buffer_size), int(seed), bool(reshuffle_each_iteration)))
 
     def batch(self, batch_size, drop_remainder=False, **kwargs):

@@ -26,27 +26,23 @@ def explain(model, x, y, batch_size=None, epochs=1, validation_data=None, valida
     """Fits `model` (compiled, an onefit.keras.Sequential) on x, y as model.fit would, once, and
     returns its Explanation; report="file.html" also writes the HTML report."""
     from onefit import _onefit
-    from onefit.keras.models import _float32
+    from onefit._arrays import float32
+    from onefit.keras.models import _fit_options
 
     if model._compiled is None:
         raise RuntimeError("explain: compile the model first")
-    x, y = _float32(x, "x"), _float32(y, "y")
+    x, y = float32(x, "x"), float32(y, "y")
     model._build(model._input_shape or x.shape[1:])
-    val_x = val_y = None
-    if validation_data is not None:
-        val_x, val_y = _float32(validation_data[0], "validation x"), _float32(validation_data[1], "validation y")
-    elif validation_split:
-        split = int(len(x) * (1 - float(validation_split)))  # the last rows, as Keras takes them
+    if validation_data is None and validation_split:
+        # The explained fit takes validation rows as data: the last rows, as Keras's split takes them.
+        split = int(len(x) * (1 - float(validation_split)))
         if split < 1 or split >= len(x):
             raise ValueError(f"validation_split {validation_split} of {len(x)} rows leaves no training or validation rows")
-        x, val_x, y, val_y = x[:split], x[split:], y[:split], y[split:]
-    if device == "auto":
-        device = "cuda" if _onefit.cuda_available() else "cpu"
-    run = f"Python arrays ({len(x)} train / {0 if val_x is None else len(val_x)} validation rows), {model!r}"
-    text_json, text, html = _onefit.explain_fit(
-        model._native, x, y, val_x, val_y, 32 if batch_size is None else int(batch_size), int(epochs), bool(shuffle),
-        -1 if steps_per_epoch is None else int(steps_per_epoch), None if seed is None else int(seed), device, run,
-        bool(recalibrate))
+        x, y, validation_data = x[:split], y[:split], (x[split:], y[split:])
+    options = _fit_options(batch_size, epochs, 0, 0, validation_data, 0.0, None, shuffle, steps_per_epoch, seed, device)
+    val_rows = 0 if validation_data is None else len(validation_data[0])
+    run = f"Python arrays ({len(x)} train / {val_rows} validation rows), {model!r}"
+    text_json, text, html = _onefit.explain_fit(model._native, x, y, options, run, bool(recalibrate))
     if report is not None:
         with open(os.fspath(report), "w", encoding="utf-8") as f:
             f.write(html)

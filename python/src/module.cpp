@@ -142,49 +142,22 @@ private:
     FitError& failure_;
 };
 
-// What fit needs besides the training data; the validation data come as arrays or a dataset.
-struct FitArgs {
-    int64_t batch_size, epochs, initial_epoch;
-    int verbose;
-    std::optional<FloatArray> val_x, val_y;
-    std::optional<onefit::Dataset> val_dataset;
-    double validation_split;
-    bool shuffle;
-    int64_t steps_per_epoch;
-    std::optional<uint64_t> seed;
-    std::string device;
-    nb::list callbacks;
-    nb::object python_callbacks;
-    bool to_python_stdout;
-};
-
 // Runs `fit(options)` with the GIL released, the Python callbacks and Ctrl-C checked at every
 // epoch end, and the text output going to sys.stdout (or, on a terminal, straight to the tty so
 // the live progress bar works). Returns (history, epochs).
+// python_callbacks None: no Python hooks and a fit too short to need Ctrl-C at epoch ends, which
+// then runs as one program call (Python raises a pending KeyboardInterrupt when fit returns).
 template <class Fit>
-nb::tuple run_fit(onefit::Sequential& model, const FitArgs& a, Fit&& fit) {
-    onefit::FitOptions options;
-    options.batch_size = a.batch_size;
-    options.epochs = a.epochs;
-    options.initial_epoch = a.initial_epoch;
-    options.verbose = a.verbose;
-    if (a.val_x && a.val_y) options.validation_data = std::make_pair(tensor_view(*a.val_x), tensor_view(*a.val_y));
-    options.validation_dataset = a.val_dataset;
-    options.validation_split = a.validation_split;
-    options.shuffle = a.shuffle;
-    options.steps_per_epoch = a.steps_per_epoch;
-    options.seed = a.seed;
-    options.device = onefit::device_from_name(a.device);
+nb::tuple run_fit(onefit::Sequential& model, onefit::FitOptions options, const nb::list& callbacks,
+                  const nb::object& python_callbacks, bool to_python_stdout, Fit&& fit) {
     options.print_warnings = false;
-    for (nb::handle c : a.callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
-    // None: no Python hooks and a fit too short to need Ctrl-C at epoch ends, which then runs as
-    // one program call (Python raises a pending KeyboardInterrupt when fit returns).
+    for (nb::handle c : callbacks) options.callbacks.push_back(nb::cast<onefit::Callback*>(c));
     FitError failure{std::nullopt, &model};
-    PythonCallback hooks(a.python_callbacks, failure);
-    if (!a.python_callbacks.is_none()) options.callbacks.push_back(&hooks);  // last: sees what the others set
+    PythonCallback hooks(python_callbacks, failure);
+    if (!python_callbacks.is_none()) options.callbacks.push_back(&hooks);  // last: sees what the others set
     PythonStdout buffer(failure);
     std::ostream out(&buffer);
-    if (a.to_python_stdout) options.out = &out;
+    if (to_python_stdout) options.out = &out;
     onefit::History history;
     {
         nb::gil_scoped_release release;
@@ -193,16 +166,6 @@ nb::tuple run_fit(onefit::Sequential& model, const FitArgs& a, Fit&& fit) {
     }
     if (failure.error) throw *failure.error;
     return nb::make_tuple(history.history, history.epoch);
-}
-
-FitArgs fit_args(int64_t batch_size, int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
-                 std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset, double validation_split,
-                 bool shuffle, int64_t steps_per_epoch, std::optional<uint64_t> seed, std::string device,
-                 nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
-    return FitArgs{batch_size,      epochs,   initial_epoch,     verbose,          std::move(val_x),
-                   std::move(val_y), std::move(val_dataset), validation_split, shuffle, steps_per_epoch,
-                   seed,            std::move(device), std::move(callbacks), std::move(python_callbacks),
-                   to_python_stdout};
 }
 
 }  // namespace
@@ -268,6 +231,26 @@ NB_MODULE(_onefit, m) {
     nb::class_<onefit::CSVLogger, onefit::Callback>(m, "CSVLogger")
         .def(nb::init<std::string, std::string, bool>(), "filename"_a, "separator"_a, "append"_a);
 
+    // fit's options, one object per fit or explain call (onefit.keras.models._fit_options fills it);
+    // callbacks and the output stream are set by run_fit.
+    nb::class_<onefit::FitOptions>(m, "FitOptions")
+        .def(nb::init<>())
+        .def_rw("batch_size", &onefit::FitOptions::batch_size)
+        .def_rw("epochs", &onefit::FitOptions::epochs)
+        .def_rw("initial_epoch", &onefit::FitOptions::initial_epoch)
+        .def_rw("verbose", &onefit::FitOptions::verbose)
+        .def_rw("validation_dataset", &onefit::FitOptions::validation_dataset)
+        .def_rw("validation_split", &onefit::FitOptions::validation_split)
+        .def_rw("validation_batch_size", &onefit::FitOptions::validation_batch_size)
+        .def_rw("steps_per_epoch", &onefit::FitOptions::steps_per_epoch)
+        .def_rw("shuffle", &onefit::FitOptions::shuffle)
+        .def_rw("seed", &onefit::FitOptions::seed)
+        .def_prop_rw("device", [](const onefit::FitOptions& o) { return onefit::device_name(o.device); },
+                     [](onefit::FitOptions& o, const std::string& name) { o.device = onefit::device_from_name(name); })
+        .def("set_validation_data", [](onefit::FitOptions& o, const FloatArray& x, const FloatArray& y) {
+            o.validation_data = std::make_pair(tensor_view(x), tensor_view(y));
+        }, "x"_a, "y"_a);
+
     nb::class_<onefit::Sequential>(m, "Sequential")
         .def("__init__", [](onefit::Sequential* s, std::vector<int64_t> input_shape, uint64_t seed) {
             new (s) onefit::Sequential(std::move(input_shape), seed);
@@ -287,32 +270,18 @@ NB_MODULE(_onefit, m) {
                            std::vector<std::string> metrics) {
             s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});
         }, "optimizer"_a, "loss"_a, "metrics"_a)
-        .def("fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size,
-                       int64_t epochs, int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
-                       std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset,
-                       double validation_split, bool shuffle, int64_t steps_per_epoch, std::optional<uint64_t> seed,
-                       std::string device, nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
+        .def("fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y,
+                       const onefit::FitOptions& options, nb::list callbacks, nb::object python_callbacks,
+                       bool to_python_stdout) {
             const Tensor xt = tensor_view(x), yt = tensor_view(y);
-            const FitArgs a = fit_args(batch_size, epochs, initial_epoch, verbose, std::move(val_x), std::move(val_y),
-                                       std::move(val_dataset), validation_split, shuffle, steps_per_epoch, seed,
-                                       std::move(device), std::move(callbacks), std::move(python_callbacks),
-                                       to_python_stdout);
-            return run_fit(s, a, [&](const onefit::FitOptions& o) { return s.fit(xt, yt, o); });
-        }, "x"_a, "y"_a, "batch_size"_a, "epochs"_a, "initial_epoch"_a, "verbose"_a, "val_x"_a.none(),
-           "val_y"_a.none(), "val_dataset"_a.none(), "validation_split"_a, "shuffle"_a, "steps_per_epoch"_a,
-           "seed"_a.none(), "device"_a, "callbacks"_a, "python_callbacks"_a.none(), "to_python_stdout"_a)
-        .def("fit_dataset", [](onefit::Sequential& s, const onefit::Dataset& train, int64_t epochs,
-                               int64_t initial_epoch, int verbose, std::optional<FloatArray> val_x,
-                               std::optional<FloatArray> val_y, std::optional<onefit::Dataset> val_dataset,
-                               int64_t steps_per_epoch, std::optional<uint64_t> seed, std::string device,
+            return run_fit(s, options, callbacks, python_callbacks, to_python_stdout,
+                           [&](const onefit::FitOptions& o) { return s.fit(xt, yt, o); });
+        }, "x"_a, "y"_a, "options"_a, "callbacks"_a, "python_callbacks"_a.none(), "to_python_stdout"_a)
+        .def("fit_dataset", [](onefit::Sequential& s, const onefit::Dataset& train, const onefit::FitOptions& options,
                                nb::list callbacks, nb::object python_callbacks, bool to_python_stdout) {
-            const FitArgs a = fit_args(32, epochs, initial_epoch, verbose, std::move(val_x), std::move(val_y),
-                                       std::move(val_dataset), 0.0, true, steps_per_epoch, seed, std::move(device),
-                                       std::move(callbacks), std::move(python_callbacks), to_python_stdout);
-            return run_fit(s, a, [&](const onefit::FitOptions& o) { return s.fit(train, o); });
-        }, "train"_a, "epochs"_a, "initial_epoch"_a, "verbose"_a, "val_x"_a.none(), "val_y"_a.none(),
-           "val_dataset"_a.none(), "steps_per_epoch"_a, "seed"_a.none(), "device"_a, "callbacks"_a,
-           "python_callbacks"_a.none(), "to_python_stdout"_a)
+            return run_fit(s, options, callbacks, python_callbacks, to_python_stdout,
+                           [&](const onefit::FitOptions& o) { return s.fit(train, o); });
+        }, "train"_a, "options"_a, "callbacks"_a, "python_callbacks"_a.none(), "to_python_stdout"_a)
         .def("evaluate", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size) {
             const Tensor xt = tensor_view(x), yt = tensor_view(y);
             onefit::Logs logs;
@@ -341,6 +310,8 @@ NB_MODULE(_onefit, m) {
             for (const FloatArray& a : arrays) weights.push_back(tensor_view(a));
             s.set_weights(weights);
         }, "weights"_a)
+        .def("set_learning_rate", &onefit::Sequential::set_learning_rate, "learning_rate"_a)
+        .def_prop_ro("metrics", &onefit::Sequential::metrics)
         .def("summary", &onefit::Sequential::summary)
         .def("count_params", &onefit::Sequential::count_params)
         .def("save", &onefit::Sequential::save, "dir"_a)
@@ -383,32 +354,23 @@ NB_MODULE(_onefit, m) {
         }, "iteration"_a, "max_batches"_a);
 
     // explain: one profiled fit and its report, as (json, text, html).
-    m.def("explain_fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, std::optional<FloatArray> val_x,
-                            std::optional<FloatArray> val_y, int64_t batch_size, int64_t epochs, bool shuffle,
-                            int64_t steps_per_epoch, std::optional<uint64_t> seed, const std::string& device,
-                            std::string run, bool recalibrate) {
+    m.def("explain_fit", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y,
+                            onefit::FitOptions options, std::string run, bool recalibrate) {
         const Tensor xt = tensor_view(x), yt = tensor_view(y);
-        std::optional<Tensor> vx, vy;
-        if (val_x && val_y) vx = tensor_view(*val_x), vy = tensor_view(*val_y);
-        onefit::FitOptions options;
-        options.batch_size = batch_size;
-        options.epochs = epochs;
+        std::optional<std::pair<Tensor, Tensor>> validation = std::move(options.validation_data);
+        options.validation_data.reset();  // explain_fit takes them apart
         options.verbose = 0;
-        options.shuffle = shuffle;
-        options.steps_per_epoch = steps_per_epoch;
-        options.seed = seed;
-        options.device = onefit::device_from_name(device);
         std::string json, text, html;
         {
             nb::gil_scoped_release release;
             const onefit::ExplainReport report =
-                onefit::explain_fit(s, xt, yt, vx ? &*vx : nullptr, vy ? &*vy : nullptr, options, {}, std::move(run),
+                onefit::explain_fit(s, xt, yt, validation ? &validation->first : nullptr,
+                                    validation ? &validation->second : nullptr, options, {}, std::move(run),
                                     recalibrate);
             json = onefit::explain_json(report), text = onefit::explain_text(report), html = onefit::explain_html(report);
         }
         return nb::make_tuple(json, text, html);
-    }, "model"_a, "x"_a, "y"_a, "val_x"_a.none(), "val_y"_a.none(), "batch_size"_a, "epochs"_a, "shuffle"_a,
-       "steps_per_epoch"_a, "seed"_a.none(), "device"_a, "run"_a, "recalibrate"_a);
+    }, "model"_a, "x"_a, "y"_a, "options"_a, "run"_a, "recalibrate"_a);
 
     m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
     m.def("cpu_simd_target", &onefit::cpu_simd_target);

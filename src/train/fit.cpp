@@ -56,6 +56,7 @@ const Dataset& checked_validation_dataset(const TrainingProgram& prog, const Dat
 }  // namespace
 
 History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+    require_not_fitting("fit");
     check_options(options);
     const TrainingProgram& prog = program();
     train::check_features(prog, x, "x");
@@ -111,6 +112,7 @@ History Sequential::fit(const Tensor& x, const Tensor& y, const FitOptions& opti
 }
 
 History Sequential::fit(const Dataset& train, const FitOptions& options) {
+    require_not_fitting("fit");
     check_options(options);
     const TrainingProgram& prog = program();
     if (options.validation_split > 0)
@@ -141,6 +143,11 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     const auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
     const auto prepare_start = clock::now();
     TrainingProgram& prog = *program_;
+    fitting_ = true;
+    struct FittingUntilReturn {
+        bool& fitting;
+        ~FittingUntilReturn() { fitting = false; }
+    } fitting_until_return{fitting_};
     const int64_t first_step = prog.optimizer_step;
     const int verbose = options.verbose < 0 ? 1 : options.verbose;
     std::ostream& out = options.out ? *options.out : std::cout;

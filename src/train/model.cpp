@@ -22,7 +22,14 @@ Sequential::Sequential(Sequential&&) noexcept = default;
 Sequential& Sequential::operator=(Sequential&&) noexcept = default;
 Sequential::~Sequential() = default;
 
+void Sequential::require_not_fitting(const char* what) const {
+    if (fitting_)
+        throw Error(std::string(what) + ": not while the model is fitting (called from a callback); "
+                    "set stop_training and call it after fit returns");
+}
+
 Sequential& Sequential::add(Layer layer) {
+    require_not_fitting("add");
     layers_.push_back(std::move(layer));
     if (program_) {  // the architecture changed: the old program and weights no longer apply
         program_.reset();
@@ -32,6 +39,7 @@ Sequential& Sequential::add(Layer layer) {
 }
 
 void Sequential::compile(const Optimizer& optimizer, const Loss& loss, const CompileOptions& options) {
+    require_not_fitting("compile");
     if (static_cast<int>(options.metrics.size()) > kMaxMetrics)
         throw Error("compile: at most " + std::to_string(kMaxMetrics) + " metrics");
     for (const std::string& m : options.metrics) nn::resolve_metric(m, 2, 1);  // unknown names fail here
@@ -54,6 +62,13 @@ const TrainingProgram& Sequential::program() const {
 
 const Loss& Sequential::loss() const { return program().loss; }
 const Optimizer& Sequential::optimizer() const { return program().optimizer; }
+const std::vector<std::string>& Sequential::metrics() const { return program().metric_names; }
+
+void Sequential::set_learning_rate(float learning_rate) {
+    if (!(learning_rate > 0.0f))
+        throw Error("optimizer: learning_rate must be positive, got " + std::to_string(learning_rate));
+    program_state().optimizer.learning_rate = learning_rate;
+}
 
 TrainingProgram& Sequential::program_state() {
     if (!program_) throw Error("the model is not compiled: call compile(optimizer, loss) first");

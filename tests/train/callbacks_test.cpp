@@ -140,6 +140,41 @@ TEST(CallbacksEarlyStopping, StopsAFit) {
     EXPECT_EQ(stop.stopped_epoch, 1);
 }
 
+// compile, add or fit from a callback would free the running program: each is refused with a
+// message, the fit goes on, and after it returns they work again.
+TEST(Callbacks, ACallbackCannotRebuildTheModelItIsFitting) {
+    const LabeledData iris = load_iris();
+    Sequential model = small_model();
+    struct Rebuild : Callback {
+        const LabeledData* data;
+        std::vector<std::string> errors;
+        void on_epoch_end(int64_t, const Logs&) override {
+            const auto error_of = [&](auto&& f) {
+                try {
+                    f();
+                } catch (const Error& e) {
+                    errors.push_back(e.what());
+                }
+            };
+            error_of([&] { model->compile("sgd", "mse"); });
+            error_of([&] { model->add(Dense(2)); });
+            error_of([&] { model->fit(data->x, data->y); });
+        }
+    } rebuild;
+    rebuild.data = &iris;
+    FitOptions o;
+    o.epochs = 2, o.verbose = 0, o.callbacks = {&rebuild};
+    const History h = model.fit(iris.x, iris.y, o);
+    EXPECT_EQ(h.epoch.size(), 2u);
+    ASSERT_EQ(rebuild.errors.size(), 6u);
+    EXPECT_NE(rebuild.errors[0].find("compile: not while the model is fitting"), std::string::npos) << rebuild.errors[0];
+    EXPECT_NE(rebuild.errors[1].find("add: not while"), std::string::npos) << rebuild.errors[1];
+    EXPECT_NE(rebuild.errors[2].find("fit: not while"), std::string::npos) << rebuild.errors[2];
+    model.compile("sgd", "sparse_categorical_crossentropy");  // after fit: allowed again
+    o.callbacks.clear(), o.epochs = 1;
+    EXPECT_EQ(model.fit(iris.x, iris.y, o).epoch.size(), 1u);
+}
+
 TEST(CallbacksModelCheckpoint, FormatsTheEpochOneBasedWithPadding) {
     ModelCheckpoint a("ckpt/epoch_{epoch:02d}"), b("ckpt/e{epoch}"), c("plain");
     EXPECT_EQ(a.path_for(0), "ckpt/epoch_01");

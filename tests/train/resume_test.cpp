@@ -46,6 +46,39 @@ TEST(Resume, InitialEpochOutsideTheEpochsIsAnError) {
     EXPECT_THROW(model.fit(iris.x, iris.y, options(5, -1)), Error);
 }
 
+// A new learning rate between fits keeps the optimizer's state. SGD without momentum has none,
+// so it must equal recompiling with the new rate (no dropout: its masks follow the step count,
+// which recompiling restarts); Adam's state (moments, step count) must
+// survive: recompiling, which starts it afresh, gives other weights.
+TEST(Resume, ANewLearningRateBetweenFitsKeepsTheOptimizerState) {
+    const LabeledData iris = load_iris();
+    auto fitted = [&](const Optimizer& first) {
+        Sequential m({4}, 11);
+        m.add(Dense(16, "relu")).add(Dense(3, "softmax"));
+        m.compile(first, loss_from_name("sparse_categorical_crossentropy"));
+        m.fit(iris.x, iris.y, options(3, 0));
+        return m;
+    };
+    Sequential changed = fitted(SGD(0.1f)), recompiled = fitted(SGD(0.1f));
+    changed.set_learning_rate(0.02f);
+    EXPECT_FLOAT_EQ(changed.optimizer().learning_rate, 0.02f);
+    recompiled.compile(SGD(0.02f), loss_from_name("sparse_categorical_crossentropy"));
+    changed.fit(iris.x, iris.y, options(6, 3));
+    recompiled.fit(iris.x, iris.y, options(6, 3));
+    EXPECT_TRUE(testing_support::same_bits(changed.get_weights(), recompiled.get_weights()));
+
+    Sequential adam_changed = fitted(Adam(0.01f)), adam_recompiled = fitted(Adam(0.01f));
+    adam_changed.set_learning_rate(0.002f);
+    adam_recompiled.compile(Adam(0.002f), loss_from_name("sparse_categorical_crossentropy"));
+    adam_changed.fit(iris.x, iris.y, options(6, 3));
+    adam_recompiled.fit(iris.x, iris.y, options(6, 3));
+    EXPECT_FALSE(testing_support::same_bits(adam_changed.get_weights(), adam_recompiled.get_weights()));
+    EXPECT_THROW(adam_changed.set_learning_rate(0.0f), Error);
+    Sequential uncompiled({4});
+    uncompiled.add(Dense(3));
+    EXPECT_THROW(uncompiled.set_learning_rate(0.1f), Error);
+}
+
 TEST(FitProfile, AccountsForTheFitInOneProgramCallWhenNothingLooks) {
     const LabeledData iris = load_iris();
     Sequential model = shuffled_dropout_model();

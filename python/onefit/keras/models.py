@@ -1,47 +1,21 @@
 """keras.Sequential and keras.models.load_model over onefit's compiled training programs."""
+import math
 import os
-import random
 import sys
+import warnings
 
 import numpy as np
 
 from onefit import _onefit
 from onefit import data as _data
 from onefit import warnings as _warnings
+from onefit._arrays import float32 as _float32
+from onefit._seeds import next_seed as _next_seed
+from onefit._seeds import set_random_seed  # noqa: F401  (keras.utils.set_random_seed)
 from onefit.keras import callbacks as _callbacks
 from onefit.keras import layers as _layers
 from onefit.keras import losses as _losses
 from onefit.keras import optimizers as _optimizers
-
-_seeds = {"next": None}
-
-
-def set_random_seed(seed):
-    """As keras.utils.set_random_seed: models made afterwards get reproducible weights (each
-    model its own seed in turn), and their fits reproducible shuffling and dropout."""
-    _seeds["next"] = int(seed)
-
-
-def _next_seed():
-    # Without set_random_seed every model draws fresh weights, as in Keras.
-    if _seeds["next"] is None:
-        return random.SystemRandom().getrandbits(63)
-    seed = _seeds["next"]
-    _seeds["next"] = (seed * 6364136223846793005 + 1442695040888963407) % (1 << 63)
-    return seed
-
-
-def _float32(array, what):
-    """C-contiguous float32 without a copy where it already is; anything else converted once."""
-    if array is None:
-        raise ValueError(f"{what} is missing")
-    try:
-        out = np.ascontiguousarray(array, dtype=np.float32)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"{what} must be numbers (a NumPy array, list or DataFrame): {e}") from None
-    if out.ndim == 0:
-        raise ValueError(f"{what} must have at least one dimension, got a scalar")
-    return out
 
 
 def _metric_names(metrics):
@@ -66,6 +40,7 @@ class Sequential:
         self._seed = _next_seed() if seed is None else int(seed)
         self._native = None
         self._compiled = None  # (optimizer, native loss, metric names)
+        self._compiled_learning_rate = None  # what the native program has
         self.optimizer = None
         self.loss = None
         self.history = None
@@ -142,6 +117,7 @@ class Sequential:
         if self._native is not None and self._compiled is not None:
             optimizer, loss, metrics = self._compiled
             self._native.compile(optimizer._native(), loss, metrics)
+            self._compiled_learning_rate = optimizer.learning_rate
             _warnings.emit(self._native.warnings(), stacklevel=4)
 
     # ---- training ----
@@ -157,31 +133,8 @@ class Sequential:
                 raise ValueError(f"fit: {arg} is not supported by onefit")
         if validation_freq != 1:
             raise ValueError("fit: onefit validates after every epoch (validation_freq=1)")
-        if validation_batch_size is not None:
-            raise ValueError("fit: validation_batch_size is not supported yet; the batch size is used")
-        if device == "auto":
-            device = "cuda" if _onefit.cuda_available() else "cpu"
-        val_x = val_y = val_dataset = None
-        if isinstance(validation_data, _data.Dataset):
-            val_dataset = validation_data._native
-        elif validation_data is not None:
-            if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
-                raise ValueError("validation_data must be (x_val, y_val), [x_val, y_val] or a Dataset")
-            if len(validation_data) == 3 and validation_data[2] is not None:
-                raise ValueError("validation_data: sample weights are not supported by onefit")
-            val_x, val_y = _float32(validation_data[0], "validation x"), _float32(validation_data[1], "validation y")
-        level = _verbosity(verbose)
-        callbacks = list(callbacks or [])
-        native = [c._native for c in callbacks if isinstance(c, _callbacks._Native)]
-        python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
-        params = {"verbose": level, "epochs": epochs, "steps": steps_per_epoch}
-        hooks = _callbacks._PythonHooks(python, self, params)
-        to_python_stdout = _python_stdout()
-        if not python and _short_fit(x, epochs, self._native):
-            hooks = None  # one program call for the whole fit; see _short_fit
-        steps = -1 if steps_per_epoch is None else int(steps_per_epoch)
-        seed = None if seed is None else int(seed)
-        if isinstance(x, _data.Dataset):
+        dataset = isinstance(x, _data.Dataset)
+        if dataset:
             # As Keras: a dataset brings its own labels and batches.
             if y is not None:
                 raise ValueError("fit: y must not be given with a Dataset (it yields (x, y) pairs)")
@@ -189,22 +142,44 @@ class Sequential:
                 raise ValueError("fit: batch_size must not be given with a Dataset; batch the dataset instead")
             if validation_split:
                 raise ValueError("fit: validation_split is not supported with a Dataset; pass validation_data")
-            if self._native is None:
-                self._build(self._input_shape or x._x.shape[1:])
-            history, epoch = self._native.fit_dataset(x._native, int(epochs), int(initial_epoch), level, val_x, val_y,
-                                                      val_dataset, steps, seed, device, native, hooks, to_python_stdout)
+            self._build(self._input_shape or x._x.shape[1:])
         else:
-            x = _float32(x, "x")
-            y = _float32(y, "y")
-            if self._native is None:
-                self._build(self._input_shape or x.shape[1:])
-            history, epoch = self._native.fit(
-                x, y, 32 if batch_size is None else int(batch_size), int(epochs), int(initial_epoch), level, val_x,
-                val_y, val_dataset, float(validation_split), bool(shuffle), steps, seed, device, native, hooks,
-                to_python_stdout)
+            x, y = _float32(x, "x"), _float32(y, "y")
+            self._build(self._input_shape or x.shape[1:])
+        level = _verbosity(verbose)
+        options = _fit_options(batch_size, epochs, initial_epoch, level, validation_data, validation_split,
+                               validation_batch_size, shuffle, steps_per_epoch, seed, device)
+        params = {"verbose": level, "epochs": int(epochs),
+                  "steps": _steps_per_epoch(x, options)}
+        if options.initial_epoch >= options.epochs:  # Keras runs no epoch and returns an empty History
+            self.history = _callbacks.History({}, [], params, self)
+            return self.history
+        callbacks = list(callbacks or [])
+        native = [c._native for c in callbacks if isinstance(c, _callbacks._Native)]
+        python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
+        hooks = _callbacks._PythonHooks(python, self, params)
+        if not python and _short_fit(x, epochs, self._native):
+            hooks = None  # one program call for the whole fit; see _short_fit
+        learning_rate = self._sync_learning_rate()
+        if dataset:
+            history, epoch = self._native.fit_dataset(x._native, options, native, hooks, _python_stdout())
+        else:
+            history, epoch = self._native.fit(x, y, options, native, hooks, _python_stdout())
         _warnings.emit(self._native.warnings(), stacklevel=3)
+        if self.optimizer.learning_rate != learning_rate:
+            warnings.warn("optimizer.learning_rate was changed during fit; onefit applies it from the next fit "
+                          "(the compiled fit reads it when it starts)", _warnings.OnefitWarning, stacklevel=2)
         self.history = _callbacks.History(dict(history), list(epoch), params, self)
         return self.history
+
+    def _sync_learning_rate(self):
+        """model.optimizer.learning_rate set after compile (as Keras users schedule it) reaches the
+        compiled program, keeping the optimizer's state."""
+        learning_rate = self.optimizer.learning_rate
+        if learning_rate != self._compiled_learning_rate:
+            self._native.set_learning_rate(float(learning_rate))
+            self._compiled_learning_rate = learning_rate
+        return learning_rate
 
     @property
     def stop_training(self):
@@ -214,18 +189,32 @@ class Sequential:
     def stop_training(self, value):
         self._require_built("stop_training").stop_training = bool(value)
 
-    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", return_dict=False, **kwargs):
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
+                 callbacks=None, return_dict=False):
         if self._compiled is None:
             raise RuntimeError("you must compile the model before evaluating it")
-        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), _float32(y, "y"),
-                                                        32 if batch_size is None else int(batch_size))
+        if sample_weight is not None:
+            raise ValueError("evaluate: sample_weight is not supported by onefit")
+        if isinstance(x, _data.Dataset):
+            if y is not None or batch_size is not None:
+                raise ValueError("evaluate: y and batch_size must not be given with a Dataset (it yields batches)")
+            x, y, batch_size = _dataset_arrays(x, steps, "evaluate")
+        elif steps is not None:
+            raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
+        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), _float32(y, "y"), 32 if batch_size is None else int(batch_size))
         if return_dict:
             return dict(logs)
         names = ["loss"] + [k for k in self._compiled[2] if k in logs]
         names += sorted(k for k in logs if k not in names)
         return logs["loss"] if len(names) == 1 else [logs[k] for k in names]
 
-    def predict(self, x, batch_size=None, verbose="auto", **kwargs):
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        if isinstance(x, _data.Dataset):
+            if batch_size is not None:
+                raise ValueError("predict: batch_size must not be given with a Dataset (it yields batches)")
+            x, _, batch_size = _dataset_arrays(x, steps, "predict")
+        elif steps is not None:
+            raise ValueError("predict: steps is for a Dataset; with arrays all rows are predicted")
         return self._require_built("predict").predict(_float32(x, "x"), 32 if batch_size is None else int(batch_size))
 
     def __call__(self, x):
@@ -236,7 +225,8 @@ class Sequential:
         return self._require_built("get_weights").get_weights()
 
     def set_weights(self, weights):
-        self._require_built("set_weights").set_weights([_float32(w, "weights") for w in weights])
+        # Copied, as Keras assigns values: changing the arrays afterwards does not change the model.
+        self._require_built("set_weights").set_weights([_float32(w, "weights").copy() for w in weights])
 
     def count_params(self):
         return self._require_built("count_params").count_params()
@@ -273,6 +263,58 @@ def _verbosity(verbose):
     if level == 1 and not _isatty(sys.stdout):
         level = 2
     return level
+
+
+def _fit_options(batch_size, epochs, initial_epoch=0, verbose=0, validation_data=None, validation_split=0.0,
+                 validation_batch_size=None, shuffle=True, steps_per_epoch=None, seed=None, device="cpu"):
+    """fit's arguments as the C++ fit's options (also what onefit.explain runs)."""
+    o = _onefit.FitOptions()
+    if batch_size is not None:
+        o.batch_size = int(batch_size)
+    o.epochs, o.initial_epoch, o.verbose, o.shuffle = int(epochs), int(initial_epoch), int(verbose), bool(shuffle)
+    if isinstance(validation_data, _data.Dataset):
+        o.validation_dataset = validation_data._native
+    elif validation_data is not None:
+        if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
+            raise ValueError("validation_data must be (x_val, y_val), [x_val, y_val] or a Dataset")
+        if len(validation_data) == 3 and validation_data[2] is not None:
+            raise ValueError("validation_data: sample weights are not supported by onefit")
+        o.set_validation_data(_float32(validation_data[0], "validation x"),
+                              _float32(validation_data[1], "validation y"))
+    elif validation_split:
+        o.validation_split = float(validation_split)  # as Keras, validation_data overrides it
+    if validation_batch_size is not None:
+        o.validation_batch_size = int(validation_batch_size)
+    if steps_per_epoch is not None:
+        o.steps_per_epoch = int(steps_per_epoch)
+    if seed is not None:
+        o.seed = int(seed)
+    o.device = ("cuda" if _onefit.cuda_available() else "cpu") if device == "auto" else device
+    return o
+
+
+def _steps_per_epoch(x, options):
+    """History.params["steps"] as Keras reports it: batches per epoch (None when unknown)."""
+    if options.steps_per_epoch > 0:
+        return options.steps_per_epoch
+    if isinstance(x, _data.Dataset):
+        n = x.cardinality()
+        return n if n >= 0 and x._native.is_batched() else None
+    rows = int(len(x) * (1 - options.validation_split)) if options.validation_split else len(x)
+    return math.ceil(rows / options.batch_size)
+
+
+def _dataset_arrays(dataset, steps, what):
+    """The rows of one pass over a batched dataset (the first `steps` batches), and its batch size,
+    for evaluate and predict."""
+    if not dataset._native.is_batched():
+        raise ValueError(f"{what}: batch the dataset first (dataset.batch(n)), as Keras needs")
+    if steps is None and dataset.cardinality() < 0:
+        raise ValueError(f"{what}: the dataset is infinite (repeat()); give steps=")
+    rows, sizes = dataset._native.plan(dataset._iterations, -1 if steps is None else int(steps))
+    dataset._iterations += 1
+    index = np.asarray(rows, dtype=np.int64)
+    return dataset._x[index], dataset._y[index], max(sizes) if sizes else 1
 
 
 def _short_fit(x, epochs, native):
@@ -331,5 +373,8 @@ def load_model(filepath, compile=True):
     model.loss = native_loss.name
     model.optimizer = _optimizers.get(native_optimizer.name)
     model.optimizer.learning_rate = native_optimizer.learning_rate
-    model._compiled = (model.optimizer, native_loss, [])
+    for key in model.optimizer._defaults:
+        setattr(model.optimizer, key, getattr(native_optimizer, key))
+    model._compiled = (model.optimizer, native_loss, list(native.metrics))
+    model._compiled_learning_rate = native_optimizer.learning_rate
     return model

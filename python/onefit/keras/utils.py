@@ -1,2 +1,2 @@
 """keras.utils: set_random_seed."""
-from onefit.keras.models import set_random_seed  # noqa: F401
+from onefit._seeds import set_random_seed  # noqa: F401
