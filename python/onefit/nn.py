@@ -57,8 +57,7 @@ def activation_name(activation):
     if isinstance(activation, str):
         return activation
     name = getattr(activation, "onefit_name", None) or getattr(activation, "__name__", None)
-    if name == "silu":
-        name = "swish"
+    name = {"silu": "swish", "softmax_v2": "softmax"}.get(name, name)  # TF 2 names tf.nn.softmax softmax_v2
     if not isinstance(name, str):
         raise TypeError(f"activation must be a name or a function such as onefit.nn.relu, not {activation!r}")
     return name

@@ -148,3 +148,11 @@ def test_set_random_seed_seeds_numpy_and_models(iris_like):
     np.testing.assert_array_equal(a, b)
     for p, q in zip(wa, wb):
         np.testing.assert_array_equal(p, q)
+
+
+def test_tensorflows_softmax_v2_is_softmax():
+    # TF 2 names tf.nn.softmax "softmax_v2"; code passing it as an activation means softmax.
+    def softmax_v2(x):
+        return x
+
+    assert Dense(3, activation=softmax_v2).activation == "softmax"

@@ -54,11 +54,27 @@ sparse_categorical_crossentropy = _loss_function("sparse_categorical_crossentrop
 
 
 def get(identifier):
-    """The native loss for a name ("logcosh", "mse"), a loss object or a loss function."""
+    """The native loss for a name ("logcosh", "mse"), a loss object or function (onefit's, or
+    Keras's own: a keras.losses object is read from its get_config())."""
     if isinstance(identifier, Loss):
         return identifier._native()
+    if not isinstance(identifier, type) and callable(getattr(identifier, "get_config", None)):
+        return _from_keras_config(identifier.get_config())
     if callable(identifier) and hasattr(identifier, "__name__"):
         identifier = identifier.__name__
     if isinstance(identifier, str):
         return _onefit.Loss(identifier, False, 1.0)
     raise ValueError(f"loss must be a name such as 'mse', a keras loss object or function, not {identifier!r}")
+
+
+def _from_keras_config(config):
+    """A Keras loss object's settings: those onefit has are kept, any other that is not Keras's
+    default is refused rather than ignored."""
+    name = config.get("name")
+    if config.get("reduction") not in (None, "sum_over_batch_size", "auto"):
+        raise ValueError(f"loss {name}: onefit supports reduction='sum_over_batch_size' only")
+    if config.get("label_smoothing"):
+        raise ValueError(f"loss {name}: label_smoothing is not supported by onefit")
+    if config.get("axis", -1) != -1:
+        raise ValueError(f"loss {name}: onefit reduces over the last axis only")
+    return _onefit.Loss(name, bool(config.get("from_logits", False)), float(config.get("delta", 1.0)))

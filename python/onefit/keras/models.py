@@ -252,6 +252,12 @@ class Sequential:
         dense = [l for l in self.layers if isinstance(l, _layers.Dense)]
         return (None, dense[-1].units) if dense else self.input_shape
 
+    def to_keras(self):
+        """This model as a Keras 3 Sequential (onefit.keras.to_keras); needs Keras installed."""
+        from onefit.keras.interop import to_keras
+
+        return to_keras(self)
+
     def __repr__(self):
         return f"<onefit.keras.Sequential {self.name!r}: {', '.join(map(repr, self.layers))}>"
 

@@ -86,9 +86,32 @@ _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "adagr
 
 
 def get(identifier):
-    """An optimizer from a name ("adam") or an optimizer object, as keras.optimizers.get."""
+    """An optimizer from a name ("adam"), an optimizer object, or a Keras optimizer object (read
+    from its get_config(); a setting onefit lacks is refused unless it is Keras's default)."""
     if isinstance(identifier, Optimizer):
         return identifier
     if isinstance(identifier, str) and identifier.lower() in _BY_NAME:
         return _BY_NAME[identifier.lower()]()
+    if not isinstance(identifier, type) and callable(getattr(identifier, "get_config", None)):
+        return _from_keras_config(type(identifier).__name__, identifier.get_config())
     raise ValueError(f"unknown optimizer {identifier!r} (known: {', '.join(_BY_NAME)})")
+
+
+# Keras 3's optimizer settings onefit does not have, with the values that mean "off".
+_KERAS_OFF = {"clipnorm": None, "clipvalue": None, "global_clipnorm": None, "use_ema": False,
+              "loss_scale_factor": None, "gradient_accumulation_steps": None}
+
+
+def _from_keras_config(class_name, config):
+    cls = _BY_NAME.get(class_name.lower())
+    if cls is None:
+        raise ValueError(f"optimizer {class_name} is not one onefit has (known: {', '.join(_BY_NAME)})")
+    learning_rate = config.get("learning_rate")
+    if isinstance(learning_rate, dict):
+        raise ValueError(f"{class_name}: a learning-rate schedule is not supported by onefit; give a number")
+    for key, off in _KERAS_OFF.items():
+        if config.get(key, off) != off:
+            raise ValueError(f"{class_name}: {key}={config[key]!r} is not supported by onefit")
+    if "weight_decay" not in cls._defaults and config.get("weight_decay") not in (None, 0, 0.0):
+        raise ValueError(f"{class_name}: weight_decay is supported by AdamW only in onefit")
+    return cls(learning_rate, **{k: config[k] for k in cls._defaults if k in config})

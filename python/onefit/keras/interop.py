@@ -1,0 +1,98 @@
+"""from_keras / to_keras: a Keras 3 Sequential of Dense and Dropout layers becomes an onefit model
+with the same layers, weights, optimizer, loss and metrics, and back. Keras is imported only by
+to_keras (onefit itself never needs it); from_keras reads the model it is given."""
+from onefit.keras import layers as _layers
+from onefit.keras import models as _models
+
+# What a Keras Dense may have that onefit's has not, with the value that means "none".
+_DENSE_OFF = {"kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
+              "kernel_constraint": None, "bias_constraint": None, "lora_rank": None, "quantization_config": None}
+
+
+def from_keras(keras_model):
+    """An onefit.keras.Sequential equal to `keras_model` (a built Keras Sequential of Dense and
+    Dropout layers): same layers, names and weights; compiled with its optimizer (and settings),
+    loss and metrics when it is compiled."""
+    if not hasattr(keras_model, "layers") or not hasattr(keras_model, "get_weights"):
+        raise TypeError(f"from_keras takes a Keras Sequential model, not {type(keras_model).__name__}")
+    try:
+        input_shape = tuple(keras_model.input_shape)
+    except (AttributeError, ValueError) as e:
+        raise ValueError("from_keras: the Keras model is not built; start it with keras.Input(shape) "
+                         f"or call build() ({e})") from None
+    model = _models.Sequential([_layers.Input(shape=input_shape[1:])], name=keras_model.name)
+    for layer in keras_model.layers:
+        model.add(_layer(layer))
+    model.set_weights(keras_model.get_weights())
+    if getattr(keras_model, "optimizer", None) is not None and getattr(keras_model, "loss", None) is not None:
+        model.compile(optimizer=keras_model.optimizer, loss=keras_model.loss, metrics=_metrics(keras_model))
+    return model
+
+
+def _layer(layer):
+    kind, config = type(layer).__name__, layer.get_config()
+    where = f"from_keras: layer {layer.name!r} ({kind})"
+    if not config.get("trainable", True):
+        raise TypeError(f"{where} is frozen (trainable=False); onefit trains every layer")
+    if kind == "Dense":
+        for key, off in _DENSE_OFF.items():
+            if config.get(key, off) != off:
+                raise TypeError(f"{where}: {key} is not supported by onefit")
+        activation = config.get("activation") or "linear"
+        if not isinstance(activation, str):
+            raise TypeError(f"{where}: activation {activation!r} is not one onefit knows by name")
+        return _layers.Dense(int(config["units"]), activation=activation, use_bias=bool(config.get("use_bias", True)),
+                             name=layer.name)
+    if kind == "Dropout":
+        if config.get("noise_shape") is not None:
+            raise TypeError(f"{where}: noise_shape is not supported by onefit")
+        return _layers.Dropout(float(config["rate"]), name=layer.name)
+    raise TypeError(f"{where}: onefit has Dense and Dropout layers only")
+
+
+def _metrics(keras_model):
+    # Keras 3 keeps compile()'s arguments in _compile_config; a metric object is named by .name.
+    compile_config = getattr(keras_model, "_compile_config", None)
+    metrics = getattr(compile_config, "config", {}).get("metrics") if compile_config is not None else None
+    if isinstance(metrics, dict):
+        raise ValueError("from_keras: per-output metrics are not supported by onefit")
+    return [m if isinstance(m, str) else m.name for m in metrics or []]
+
+
+# onefit's native loss names and optimizer names -> Keras 3's classes.
+_KERAS_LOSSES = {"mean_squared_error": "MeanSquaredError", "mean_absolute_error": "MeanAbsoluteError",
+                 "log_cosh": "LogCosh", "huber": "Huber", "binary_crossentropy": "BinaryCrossentropy",
+                 "categorical_crossentropy": "CategoricalCrossentropy",
+                 "sparse_categorical_crossentropy": "SparseCategoricalCrossentropy"}
+_KERAS_OPTIMIZERS = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSprop", "adagrad": "Adagrad"}
+
+
+def to_keras(model):
+    """A Keras 3 Sequential equal to `model` (an onefit.keras.Sequential): same layers, names and
+    weights; compiled with the same optimizer settings, loss and metrics when `model` is. Needs
+    Keras (and a backend) installed."""
+    try:
+        import keras
+    except ImportError as e:
+        raise ImportError(f"to_keras needs Keras 3 and a backend (pip install keras jax): {e}") from None
+    model._require_built("to_keras")
+    layers = [keras.Input(shape=model._input_shape)]
+    for layer in model.layers:
+        if isinstance(layer, _layers.Dense):
+            layers.append(keras.layers.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias,
+                                             name=layer.name))
+        else:
+            layers.append(keras.layers.Dropout(layer.rate, name=layer.name))
+    out = keras.Sequential(layers, name=model.name)
+    out.set_weights(model.get_weights())
+    if model._compiled is not None:
+        optimizer, loss, metrics = model._compiled
+        settings = {k: getattr(optimizer, k) for k in optimizer._defaults}
+        keras_optimizer = getattr(keras.optimizers, _KERAS_OPTIMIZERS[optimizer._name])(
+            learning_rate=optimizer.learning_rate, **settings)
+        loss_class = getattr(keras.losses, _KERAS_LOSSES[loss.name])
+        loss_args = {"delta": loss.delta} if loss.name == "huber" else {}
+        if "crossentropy" in loss.name:
+            loss_args["from_logits"] = loss.from_logits
+        out.compile(optimizer=keras_optimizer, loss=loss_class(**loss_args), metrics=list(metrics))
+    return out

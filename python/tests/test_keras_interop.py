@@ -1,0 +1,90 @@
+"""from_keras / to_keras against Keras 3 itself (the JAX backend; scripts/python-env.sh installs
+both): the same predictions from the same weights, the compiled settings carried across, the
+per-epoch losses of a fit continued on either side within 1e-5, and what cannot be carried
+refused with the layer's name."""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+import keras as real_keras  # noqa: E402  (after choosing its backend)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Keras 3.15 under NumPy 2 (its own code)
+
+import onefit.keras as keras  # noqa: E402
+
+
+def keras_model(dropout=True):
+    layers = [real_keras.Input((4,)), real_keras.layers.Dense(16, activation="relu", name="hidden")]
+    if dropout:
+        layers.append(real_keras.layers.Dropout(0.25, name="drop"))
+    layers.append(real_keras.layers.Dense(3, activation="softmax", name="out"))
+    real_keras.utils.set_random_seed(3)
+    return real_keras.Sequential(layers, name="k")
+
+
+def test_from_keras_keeps_layers_weights_and_compiled_settings(iris_like):
+    x, y, _ = iris_like
+    k = keras_model()
+    k.compile(optimizer=real_keras.optimizers.Adam(0.01, beta_1=0.8, amsgrad=True),
+              loss=real_keras.losses.CategoricalCrossentropy(), metrics=["accuracy"])
+    m = keras.from_keras(k)
+    assert [type(l).__name__ for l in m.layers] == ["Dense", "Dropout", "Dense"]
+    assert [l.name for l in m.layers] == ["hidden", "drop", "out"] and m.layers[1].rate == 0.25
+    np.testing.assert_allclose(m.predict(x, verbose=0), k.predict(x, verbose=0), rtol=1e-6, atol=1e-7)
+    assert isinstance(m.optimizer, keras.optimizers.Adam)
+    assert m.optimizer.learning_rate == pytest.approx(0.01) and m.optimizer.beta_1 == pytest.approx(0.8)
+    assert m.optimizer.amsgrad
+    assert m.loss is k.loss
+    loss, accuracy = m.evaluate(x, y, verbose=0)
+    k_loss, k_accuracy = k.evaluate(x, y, verbose=0)
+    assert loss == pytest.approx(k_loss, rel=1e-5) and accuracy == pytest.approx(k_accuracy)
+    uncompiled = keras.from_keras(keras_model())
+    assert uncompiled.optimizer is None
+    np.testing.assert_allclose(uncompiled.predict(x, verbose=0), keras_model().predict(x, verbose=0), rtol=1e-6)
+
+
+def test_a_fit_continues_the_same_on_either_side(iris_like):
+    # Same weights, same optimizer, unshuffled: per-epoch losses within 1e-5 (Keras parity).
+    x, y, _ = iris_like
+    k = keras_model(dropout=False)
+    k.compile(optimizer=real_keras.optimizers.RMSprop(0.01), loss="categorical_crossentropy")
+    m = keras.from_keras(k)
+    k_history = k.fit(x, y, batch_size=30, epochs=4, shuffle=False, verbose=0).history["loss"]
+    m_history = m.fit(x, y, batch_size=30, epochs=4, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(m_history, k_history, rtol=1e-5)
+
+
+def test_to_keras_gives_the_same_model_and_the_round_trip_the_same_weights(iris_like, tmp_path):
+    x, y, _ = iris_like
+    m = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8, activation="tanh", name="h"),
+                          keras.layers.Dropout(0.1), keras.layers.Dense(3, activation="softmax")], seed=4)
+    m.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9, nesterov=True),
+              loss=keras.losses.CategoricalCrossentropy(from_logits=False), metrics=["mae"])
+    m.fit(x, y, epochs=2, verbose=0)
+    k = m.to_keras()
+    np.testing.assert_allclose(k.predict(x, verbose=0), m.predict(x, verbose=0), rtol=1e-6, atol=1e-7)
+    assert isinstance(k.optimizer, real_keras.optimizers.SGD)
+    assert k.optimizer.get_config()["momentum"] == pytest.approx(0.9) and k.optimizer.get_config()["nesterov"]
+    assert type(k.loss).__name__ == "CategoricalCrossentropy"
+    back = keras.from_keras(k)
+    for a, b in zip(back.get_weights(), m.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert back.evaluate(x, y, verbose=0) == pytest.approx(m.evaluate(x, y, verbose=0), rel=1e-6)  # loss, mae
+
+
+def test_what_onefit_cannot_carry_is_refused_by_name():
+    with pytest.raises(TypeError, match="'norm'.*BatchNormalization"):
+        keras.from_keras(real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.BatchNormalization(name="norm")]))
+    with pytest.raises(TypeError, match="kernel_regularizer"):
+        keras.from_keras(real_keras.Sequential([real_keras.Input((4,)),
+                                                real_keras.layers.Dense(2, kernel_regularizer="l2")]))
+    with pytest.raises(ValueError, match="not built"):
+        keras.from_keras(real_keras.Sequential([real_keras.layers.Dense(2)]))
+    k = keras_model()
+    k.compile(optimizer=real_keras.optimizers.Adam(clipnorm=1.0), loss="mse")
+    with pytest.raises(ValueError, match="clipnorm"):
+        keras.from_keras(k)
+    with pytest.raises(TypeError, match="onefit.keras.Sequential|Keras Sequential"):
+        keras.from_keras(object())
