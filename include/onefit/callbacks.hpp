@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <optional>
 #include <string>
@@ -32,6 +33,12 @@ public:
     virtual void on_train_end(const Logs& /*logs*/) {}
     // Set by fit() before on_train_begin; a callback may set model->stop_training = true.
     Sequential* model = nullptr;
+    // Set by fit(): where its epoch lines go (FitOptions::out), so that a callback's messages
+    // land beside them (in Python, sys.stdout). print() is std::cout when unset.
+    std::ostream* out = nullptr;
+
+protected:
+    std::ostream& print() const;
 };
 
 // A callback from plain functions, like keras.callbacks.LambdaCallback.

@@ -156,3 +156,11 @@ def test_tensorflows_softmax_v2_is_softmax():
         return x
 
     assert Dense(3, activation=softmax_v2).activation == "softmax"
+
+
+def test_a_native_callbacks_messages_reach_sys_stdout(iris_like, capsys):
+    # EarlyStopping(verbose=1)'s lines appear where a notebook shows the epoch lines.
+    x, y, _ = iris_like
+    stop = keras.callbacks.EarlyStopping(monitor="loss", min_delta=100, patience=0, verbose=1)
+    model().fit(x, y, epochs=5, verbose=0, callbacks=[stop])
+    assert "Epoch 2: early stopping" in capsys.readouterr().out

@@ -15,6 +15,8 @@
 #include "onefit/model.hpp"
 
 namespace onefit {
+
+std::ostream& Callback::print() const { return out ? *out : std::cout; }
 namespace {
 
 // true: larger is better. "auto" as Keras: losses and errors fall, accuracies rise.
@@ -107,15 +109,15 @@ void ModelCheckpoint::on_epoch_end(int64_t epoch, const Logs& logs) {
         const bool better = maximizes(monitor, mode, "ModelCheckpoint") ? *current > best : *current < best;
         if (!better) {
             if (verbose > 0)
-                std::cout << "\nEpoch " << epoch + 1 << ": " << monitor << " did not improve from " << best << "\n";
+                print() << "\nEpoch " << epoch + 1 << ": " << monitor << " did not improve from " << best << "\n";
             return;
         }
         if (verbose > 0)
-            std::cout << "\nEpoch " << epoch + 1 << ": " << monitor << " improved from " << best << " to " << *current
+            print() << "\nEpoch " << epoch + 1 << ": " << monitor << " improved from " << best << " to " << *current
                       << ", saving model to " << path << "\n";
         best = *current;
     } else if (verbose > 0) {
-        std::cout << "\nEpoch " << epoch + 1 << ": saving model to " << path << "\n";
+        print() << "\nEpoch " << epoch + 1 << ": saving model to " << path << "\n";
     }
     save_model(*model, path, epoch + 1, fit_seed);
     last_saved = path;
@@ -170,10 +172,10 @@ void EarlyStopping::on_epoch_end(int64_t epoch, const Logs& logs) {
 }
 
 void EarlyStopping::on_train_end(const Logs&) {
-    if (stopped_epoch > 0 && verbose > 0) std::cout << "Epoch " << stopped_epoch + 1 << ": early stopping\n";
+    if (stopped_epoch > 0 && verbose > 0) print() << "Epoch " << stopped_epoch + 1 << ": early stopping\n";
     if (restore_best_weights && !best_weights.empty()) {
         if (verbose > 0)
-            std::cout << "Restoring model weights from the end of the best epoch: " << best_epoch + 1 << ".\n";
+            print() << "Restoring model weights from the end of the best epoch: " << best_epoch + 1 << ".\n";
         model->set_weights(best_weights);
     }
 }

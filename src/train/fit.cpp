@@ -197,7 +197,7 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
     // A callback's set_weights (on_train_begin, on_epoch_begin, or the last epoch's end)
     // reaches the device's copy before the next epoch runs, as in Keras.
     int64_t weights_seen = prog.weights_version;
-    for (Callback* cb : options.callbacks) cb->model = this;
+    for (Callback* cb : options.callbacks) cb->model = this, cb->out = &out;
     for (Callback* cb : options.callbacks) cb->on_train_begin();
 
     Logs logs;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "support/test_files.hpp"
 #include "onefit/onefit.hpp"
@@ -173,6 +174,21 @@ TEST(Callbacks, ACallbackCannotRebuildTheModelItIsFitting) {
     model.compile("sgd", "sparse_categorical_crossentropy");  // after fit: allowed again
     o.callbacks.clear(), o.epochs = 1;
     EXPECT_EQ(model.fit(iris.x, iris.y, o).epoch.size(), 1u);
+}
+
+// A callback's messages go where the fit's epoch lines go (FitOptions::out), not to std::cout:
+// in Python that is sys.stdout, which a notebook shows.
+TEST(Callbacks, MessagesGoWhereTheEpochLinesGo) {
+    const LabeledData iris = load_iris();
+    Sequential model = small_model();
+    EarlyStopping stop("loss", 100.0, 0, "auto", true);  // nothing improves by 100: stop, restore
+    stop.verbose = 1;
+    std::ostringstream out;
+    FitOptions o;
+    o.epochs = 5, o.verbose = 2, o.callbacks = {&stop}, o.out = &out;
+    model.fit(iris.x, iris.y, o);
+    EXPECT_NE(out.str().find("Epoch 2: early stopping"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("Restoring model weights from the end of the best epoch: 1."), std::string::npos);
 }
 
 TEST(CallbacksModelCheckpoint, FormatsTheEpochOneBasedWithPadding) {
