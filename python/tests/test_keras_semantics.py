@@ -164,3 +164,18 @@ def test_a_native_callbacks_messages_reach_sys_stdout(iris_like, capsys):
     stop = keras.callbacks.EarlyStopping(monitor="loss", min_delta=100, patience=0, verbose=1)
     model().fit(x, y, epochs=5, verbose=0, callbacks=[stop])
     assert "Epoch 2: early stopping" in capsys.readouterr().out
+
+
+def test_a_fit_counts_as_short_by_the_batches_it_runs(iris_like):
+    # Short fits (one program call, Ctrl-C raised when it returns) are judged by the steps they
+    # run: steps_per_epoch decides, also for an infinite dataset.
+    from onefit.keras.models import _fit_options, _short_fit
+
+    x, y, _ = iris_like
+    m = model()
+    m.fit(x, y, epochs=1, verbose=0)
+    infinite = onefit.data.Dataset.from_tensor_slices((x, y)).batch(20).repeat()
+    assert _short_fit(infinite, _fit_options(None, 20, steps_per_epoch=2), m._native)
+    assert not _short_fit(infinite, _fit_options(None, 20), m._native)
+    assert _short_fit(x, _fit_options(32, 20), m._native)
+    assert not _short_fit(x, _fit_options(32, 20, steps_per_epoch=100_000), m._native)

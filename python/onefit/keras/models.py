@@ -158,7 +158,7 @@ class Sequential:
         native = [c._native for c in callbacks if isinstance(c, _callbacks._Native)]
         python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
         hooks = _callbacks._PythonHooks(python, self, params)
-        if not python and _short_fit(x, epochs, self._native):
+        if not python and _short_fit(x, options, self._native):
             hooks = None  # one program call for the whole fit; see _short_fit
         learning_rate = self._sync_learning_rate()
         if dataset:
@@ -323,20 +323,22 @@ def _dataset_arrays(dataset, steps, what):
     return dataset._x[index], dataset._y[index], max(sizes) if sizes else 1
 
 
-def _short_fit(x, epochs, native):
+def _short_fit(x, options, native):
     """True for a fit of at most ~20 M multiply-adds (milliseconds): with no Python callbacks it runs
     as one program call, and a Ctrl-C during it is raised as soon as it returns. Longer fits stop
-    at every epoch end to look for Ctrl-C (~1 us each)."""
-    if native is None:
-        return False
-    if isinstance(x, _data.Dataset):
-        elements = x.cardinality()
-        if elements < 0:
+    at every epoch end to look for Ctrl-C (~1 us each). A dataset's batches count as 1k rows."""
+    dataset = isinstance(x, _data.Dataset)
+    rows_per_batch = (1024 if x._native.is_batched() else 1) if dataset else options.batch_size
+    if options.steps_per_epoch > 0:
+        rows = options.steps_per_epoch * rows_per_batch
+    elif dataset:
+        if x.cardinality() < 0:
             return False
-        rows = elements * (1024 if x._native.is_batched() else 1)  # counted as batches of up to 1k rows
+        rows = x.cardinality() * rows_per_batch
     else:
         rows = len(x)
-    return rows * max(int(epochs), 1) * native.count_params() <= 20_000_000
+    epochs = max(options.epochs - options.initial_epoch, 1)
+    return rows * epochs * native.count_params() <= 20_000_000
 
 
 def _python_stdout():
