@@ -41,6 +41,7 @@ run "$build/bench/bench_iris_fit"
 if [ -f "$build/python/onefit/__init__.py" ] && [ -x "$build/pyenv/bin/python3" ]; then
   run env PYTHONPATH="$build/python" "$build/pyenv/bin/python3" "$here/py_seed_fit.py"
 fi
+run "$build/bench/bench_sweep"
 run "$build/bench/bench_mlp_mnist"
 # mlp_mnist_vs_sgemm: the MNIST fit's GFLOP/s over the best sgemm rate bench_gemm_choice measured
 # for its big product (128x784x256, any library, any thread count) in this run (target >= 0.8).

@@ -9,4 +9,5 @@
 #include "onefit/losses.hpp"
 #include "onefit/model.hpp"
 #include "onefit/optimizers.hpp"
+#include "onefit/sweep.hpp"
 #include "onefit/tensor.hpp"

@@ -1,0 +1,36 @@
+// sweep: many fits of one model description in one call, for learning-rate and seed searches.
+// Each member is bit-identical to the same configuration built, compiled and fitted alone.
+// (Issue 14, first step: members run side by side on the cores, one fit per thread; stacking
+// small members into one program is the next.)
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "onefit/model.hpp"
+
+namespace onefit {
+
+// The grid: every learning rate with every seed. An empty axis is the one value the model and
+// optimizer already have.
+struct SweepGrid {
+    std::vector<float> learning_rates;
+    std::vector<uint64_t> seeds;
+};
+
+struct SweepMember {
+    float learning_rate = 0;
+    uint64_t seed = 0;  // weight initialisation, and shuffling and dropout unless FitOptions::seed is set
+    History history;
+    std::vector<Tensor> weights;  // after the fit, Keras layout
+};
+
+// One member per grid point, learning rate major (all seeds of the first rate, then the next):
+// `model`'s input shape and layers with the member's seed, compiled with `optimizer` at the
+// member's learning rate, `loss` and `compile_options`, fitted on x, y with `options`. Members
+// run on the thread pool's threads; callbacks are refused (a member's fit cannot be watched from
+// one place), and verbose is 0. A member that fails throws Error naming its grid point.
+std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
+                               const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
+                               FitOptions options, const SweepGrid& grid);
+
+}  // namespace onefit
