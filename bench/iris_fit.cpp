@@ -51,10 +51,7 @@ int main(int argc, char** argv) {
         ref_us.push_back(us(t2, t3));
         ratio.push_back(fit_us.back() / ref_us.back());
     }
-    auto median = [](std::vector<double> v) {
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
+    using bench::median;
     const char* tag = bench::tag().c_str();
     bench::print_machine();
     std::printf("# seed fit: Iris 105/45, 4-32-3, Adam(0.1), log_cosh, batch 20, 20 epochs + validation, "

@@ -1,8 +1,10 @@
 // What every benchmark line names: the CPU and the SIMD target the step loop ran on, so a
 // figure can be read beside figures from other machines ("(AMD EPYC, AVX2)").
 #pragma once
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "onefit/device.hpp"
 
@@ -30,6 +32,12 @@ inline void print_machine() {
     }
     std::printf("# machine: %s; SIMD target %s (this CPU runs: %s)\n", onefit::cpu_name().c_str(),
                 onefit::cpu_simd_target().c_str(), targets.c_str());
+}
+
+// The median of a benchmark's samples (the upper one of an even count).
+inline double median(std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
 }
 
 }  // namespace bench

@@ -55,10 +55,7 @@ int main(int argc, char** argv) {
         separate_ms.push_back(ms(t1, t2));
         ratio.push_back(separate_ms.back() / sweep_ms.back());
     }
-    auto median = [](std::vector<double> v) {
-        std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-        return v[v.size() / 2];
-    };
+    using bench::median;
     const char* tag = bench::tag().c_str();
     bench::print_machine();
     std::printf("# sweep: 100 seed-shaped Iris members (10 learning rates x 10 seeds), %d paired rounds, %u logical CPUs; "
