@@ -372,6 +372,27 @@ NB_MODULE(_onefit, m) {
         return nb::make_tuple(json, text, html);
     }, "model"_a, "x"_a, "y"_a, "options"_a, "run"_a, "recalibrate"_a);
 
+    // sweep: the members of a learning-rate x seed grid, as (learning_rate, seed, history, weights).
+    m.def("sweep", [](const onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
+                      std::vector<std::string> metrics, const FloatArray& x, const FloatArray& y,
+                      const onefit::FitOptions& options, std::vector<float> learning_rates,
+                      std::vector<uint64_t> seeds) {
+        const Tensor xt = tensor_view(x), yt = tensor_view(y);
+        std::vector<onefit::SweepMember> members;
+        {
+            nb::gil_scoped_release release;
+            members = onefit::sweep(s, optimizer, loss, onefit::CompileOptions{std::move(metrics)}, xt, yt, options,
+                                    onefit::SweepGrid{std::move(learning_rates), std::move(seeds)});
+        }
+        nb::list out;
+        for (onefit::SweepMember& m : members) {
+            nb::list weights;
+            for (Tensor& t : m.weights) weights.append(to_numpy(std::move(t)));
+            out.append(nb::make_tuple(m.learning_rate, m.seed, m.history.history, weights));
+        }
+        return out;
+    }, "model"_a, "optimizer"_a, "loss"_a, "metrics"_a, "x"_a, "y"_a, "options"_a, "learning_rates"_a, "seeds"_a);
+
     m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
     m.def("cpu_simd_target", &onefit::cpu_simd_target);
     m.def("cuda_available", [] { return onefit::cuda_available(); });
