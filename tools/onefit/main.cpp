@@ -10,6 +10,7 @@
 #include "explain_command.hpp"
 #include "fit_command.hpp"
 #include "model_commands.hpp"
+#include "sweep_command.hpp"
 
 namespace {
 
@@ -87,6 +88,8 @@ int main(int argc, char** argv) {
     CLI::App* fit = onefit::cli::add_fit_command(app, fit_flags);
     onefit::cli::ExplainFlags explain_flags;
     CLI::App* explain = onefit::cli::add_explain_command(app, explain_flags);
+    onefit::cli::SweepFlags sweep_flags;
+    CLI::App* sweep = onefit::cli::add_sweep_command(app, sweep_flags);
     onefit::cli::ModelFlags model_flags;
     const auto [evaluate, predict] = onefit::cli::add_model_commands(app, model_flags);
     try {
@@ -95,6 +98,10 @@ int main(int argc, char** argv) {
         if (explain->parsed()) {
             explain_flags.rest = explain->remaining();
             return onefit::cli::run_explain(explain_flags);
+        }
+        if (sweep->parsed()) {
+            sweep_flags.rest = sweep->remaining();
+            return onefit::cli::run_sweep(sweep_flags);
         }
         if (evaluate->parsed()) return onefit::cli::run_evaluate(model_flags);
         if (predict->parsed()) return onefit::cli::run_predict(model_flags);

@@ -1,0 +1,58 @@
+// `onefit sweep`: each member's history is the library's fit of that configuration (the seed
+// experiment at that learning rate and seed), members ranked by val_loss; bad grids exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "onefit/onefit.hpp"
+#include "support/run_cli.hpp"
+
+namespace {
+
+using namespace onefit::testing_support;
+
+onefit::History seed_experiment(float learning_rate, uint64_t seed) {
+    using namespace onefit;
+    const LabeledData iris = load_iris();
+    const TrainTestSplit data = train_test_split(iris.x, iris.y, 0.30, false);
+    Sequential model({4}, seed);
+    model.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+    model.compile(Adam(learning_rate), loss_from_name("log_cosh"));
+    FitOptions o;
+    o.batch_size = 20, o.epochs = 20, o.shuffle = false, o.verbose = 0;
+    o.validation_data = {data.x_test, data.y_test};
+    return model.fit(data.x_train, data.y_train, o);
+}
+
+TEST(CliSweep, EachMemberIsTheLibrarysFitOfItsConfigurationRankedByValLoss) {
+    const CliResult r = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--grid", "seed=3..4", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out["members"].size(), 4u);
+    double previous = -1;
+    for (const nlohmann::json& m : out["members"]) {
+        const onefit::History h = seed_experiment(m["learning_rate"].get<float>(), m["seed"].get<uint64_t>());
+        EXPECT_EQ(m["history"]["loss"].get<std::vector<double>>(), h["loss"]);
+        EXPECT_EQ(m["history"]["val_loss"].get<std::vector<double>>(), h["val_loss"]);
+        const double val_loss = m["logs"]["val_loss"].get<double>();
+        EXPECT_GE(val_loss, previous);  // ranked, best first
+        previous = val_loss;
+    }
+    const CliResult text = run_cli({"sweep", "--grid", "seed=0..9", "--top", "3"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("10 members on iris"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("\n    3  "), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("\n    4  "), std::string::npos) << text.out;
+}
+
+TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"sweep", "--grid", "units=8,16"}, {"sweep", "--grid", "seed=x"},
+          {"sweep", "--grid", "seed=5..1"}, {"sweep", "--grid", "learning_rate"}}) {
+        const CliResult r = run_cli(args);
+        EXPECT_EQ(r.exit_code, 2) << args[2];
+        EXPECT_NE(r.err.find("onefit: error: --grid"), std::string::npos) << r.err;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,141 @@
+// run_sweep: the data and model exactly as `onefit fit` loads and builds them (same config and
+// flags), one member per grid point, then the members ranked by their last validation loss
+// (the training loss without validation data).
+#include "sweep_command.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "fit_command.hpp"
+#include "onefit/onefit.hpp"
+
+namespace onefit::cli {
+namespace {
+
+template <class T>
+T parse_number(const std::string& text, const std::string& flag) {
+    T value{};
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if (ec != std::errc() || ptr != end) throw Error("--grid " + flag + ": '" + text + "' is not a number");
+    return value;
+}
+
+// "a,b,c" or, for integers, "first..last" (inclusive).
+template <class T>
+std::vector<T> parse_values(const std::string& list, const std::string& axis) {
+    std::vector<T> values;
+    if (const size_t dots = list.find(".."); std::is_integral_v<T> && dots != std::string::npos) {
+        const T first = parse_number<T>(list.substr(0, dots), axis), last = parse_number<T>(list.substr(dots + 2), axis);
+        if (last < first) throw Error("--grid " + axis + "=" + list + ": the range is empty");
+        for (T v = first; v <= last; ++v) values.push_back(v);
+        return values;
+    }
+    size_t start = 0;
+    for (;;) {
+        const size_t comma = list.find(',', start);
+        values.push_back(parse_number<T>(list.substr(start, comma - start), axis));
+        if (comma == std::string::npos) return values;
+        start = comma + 1;
+    }
+}
+
+SweepGrid parse_grid(const std::vector<std::string>& specs) {
+    SweepGrid grid;
+    for (const std::string& spec : specs) {
+        const size_t eq = spec.find('=');
+        if (eq == std::string::npos) throw Error("--grid " + spec + ": expected AXIS=VALUES, e.g. learning_rate=0.001,0.01");
+        const std::string axis = spec.substr(0, eq), values = spec.substr(eq + 1);
+        if (axis == "learning_rate") grid.learning_rates = parse_values<float>(values, axis);
+        else if (axis == "seed") grid.seeds = parse_values<uint64_t>(values, axis);
+        else throw Error("--grid " + axis + ": onefit sweeps learning_rate and seed so far");
+    }
+    return grid;
+}
+
+// The log a member is ranked by: the last val_loss, else the last loss.
+double score(const SweepMember& m) {
+    const auto& h = m.history.history;
+    const auto it = h.count("val_loss") ? h.find("val_loss") : h.find("loss");
+    return it == h.end() || it->second.empty() ? 0.0 : it->second.back();
+}
+
+}  // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
+    CLI::App* sweep = app.add_subcommand(
+        "sweep", "Train the fit a config describes once per grid point (learning rates x seeds), members side by "
+                 "side on the cores, and rank them. Takes every `onefit fit` argument.");
+    sweep->footer(
+        "Examples:\n"
+        "  onefit sweep --grid learning_rate=0.001,0.01,0.1 --grid seed=0..9\n"
+        "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json");
+    sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... or seed=A,B,... or seed=FIRST..LAST")
+        ->type_name("AXIS=VALUES");
+    sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
+    sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
+    sweep->allow_extras();
+    sweep->prefix_command(false);
+    return sweep;
+}
+
+int run_sweep(const SweepFlags& flags) {
+    CLI::App parser("onefit sweep", "onefit sweep");
+    FitFlags fit_flags;
+    add_fit_command(parser, fit_flags);
+    std::vector<std::string> args(flags.rest.rbegin(), flags.rest.rend());  // CLI11 takes them reversed
+    args.push_back("fit");
+    parser.parse(args);
+    FitConfig config = resolve_fit_config(fit_flags);
+    const SweepGrid grid = parse_grid(flags.grid);
+    if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
+
+    SplitData data = split_data(config);
+    settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
+    Sequential model({data.x_train.dim(1)}, config.seed);
+    for (const Layer& layer : config.layers) model.add(layer);
+    FitOptions options;
+    options.batch_size = config.batch_size;
+    options.epochs = config.epochs;
+    options.shuffle = config.shuffle;
+    options.steps_per_epoch = config.steps_per_epoch;
+    options.validation_data = data.validation;
+    options.validation_split = data.validation ? 0.0 : config.validation_split;
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<SweepMember> members =
+        sweep(model, optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+              loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train, data.y_train, options, grid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::stable_sort(members.begin(), members.end(),
+                     [](const SweepMember& a, const SweepMember& b) { return score(a) < score(b); });
+
+    if (flags.json) {
+        nlohmann::json out{{"data", data.name}, {"members", nlohmann::json::array()}, {"seconds", seconds}};
+        for (const SweepMember& m : members) {
+            nlohmann::json logs, history;
+            for (const auto& [key, values] : m.history.history) logs[key] = values.back(), history[key] = values;
+            out["members"].push_back(
+                {{"learning_rate", m.learning_rate}, {"seed", m.seed}, {"logs", logs}, {"history", history}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    const bool validation = !members.empty() && members.front().history.history.count("val_loss");
+    std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds,
+                validation ? "val_loss" : "loss");
+    std::printf("%5s  %13s  %20s  %12s%s\n", "rank", "learning_rate", "seed", "loss", validation ? "      val_loss" : "");
+    for (size_t i = 0; i < members.size() && i < static_cast<size_t>(flags.top); ++i) {
+        const SweepMember& m = members[i];
+        std::printf("%5zu  %13g  %20llu  %12.6f", i + 1, static_cast<double>(m.learning_rate),
+                    static_cast<unsigned long long>(m.seed), m.history.history.at("loss").back());
+        if (validation) std::printf("  %12.6f", m.history.history.at("val_loss").back());
+        std::printf("\n");
+    }
+    return 0;
+}
+
+}  // namespace onefit::cli

@@ -1,0 +1,20 @@
+// `onefit sweep [CONFIG.json] [fit flags] --grid learning_rate=A,B,... --grid seed=0..99
+// [--top K] [--json]`: the fit a config describes, once per grid point (onefit::sweep), ranked.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace onefit::cli {
+
+struct SweepFlags {
+    std::vector<std::string> grid;  // "learning_rate=0.001,0.01", "seed=0..9"
+    int top = 5;
+    bool json = false;
+    std::vector<std::string> rest;  // the config path and fit flags, parsed as `onefit fit` would
+};
+
+CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags);
+int run_sweep(const SweepFlags& flags);
+
+}  // namespace onefit::cli
