@@ -140,6 +140,18 @@ void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say) {
     if (say) *say << "onefit: loss " << loss << " (" << why << "; --loss to choose another)" << std::endl;
 }
 
+FitOptions fit_options(const FitConfig& config, const SplitData& data) {
+    FitOptions options;
+    options.batch_size = config.batch_size;
+    options.epochs = config.epochs;
+    options.verbose = config.verbose;
+    options.shuffle = config.shuffle;
+    options.steps_per_epoch = config.steps_per_epoch;
+    options.validation_data = data.validation;
+    options.validation_split = data.validation ? 0.0 : config.validation_split;
+    return options;
+}
+
 int run_fit(const FitConfig& given, bool profile) {
     FitConfig config = given;
     CommandTimes times;  // for --profile
@@ -165,17 +177,10 @@ int run_fit(const FitConfig& given, bool profile) {
     times.compile_seconds = phase_seconds();
     FitProfile fit_profile;
 
-    FitOptions options;
-    options.batch_size = config.batch_size;
-    options.epochs = config.epochs;
-    options.verbose = config.verbose;
-    options.shuffle = config.shuffle;
+    FitOptions options = fit_options(config, data);
     options.device = config.device == "auto" ? auto_device(model, data.train_rows, data.validation_rows, config)
                                              : device_from_name(config.device);
     if (profile) options.profile = &fit_profile;
-    options.steps_per_epoch = config.steps_per_epoch;
-    options.validation_data = data.validation;
-    options.validation_split = data.validation ? 0.0 : config.validation_split;
     persistence.apply(options);
 
     std::cout << describe_run(config, data, model) << std::endl;

@@ -36,6 +36,10 @@ struct SplitData {
 };
 SplitData split_data(const FitConfig& config);
 
+// The fit options a config gives for its split data (batch, epochs, verbosity, shuffling, steps,
+// validation); the device, profile and callbacks are the caller's.
+FitOptions fit_options(const FitConfig& config, const SplitData& data);
+
 // The bytes of the files --data and --labels name (0 for the built-in iris), for --profile.
 double data_file_bytes(const FitConfig& config);
 

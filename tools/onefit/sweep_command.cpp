@@ -98,13 +98,7 @@ int run_sweep(const SweepFlags& flags) {
     settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
     Sequential model({data.x_train.dim(1)}, config.seed);
     for (const Layer& layer : config.layers) model.add(layer);
-    FitOptions options;
-    options.batch_size = config.batch_size;
-    options.epochs = config.epochs;
-    options.shuffle = config.shuffle;
-    options.steps_per_epoch = config.steps_per_epoch;
-    options.validation_data = data.validation;
-    options.validation_split = data.validation ? 0.0 : config.validation_split;
+    const FitOptions options = fit_options(config, data);  // sweep() makes members silent
     const auto start = std::chrono::steady_clock::now();
     std::vector<SweepMember> members =
         sweep(model, optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
