@@ -49,6 +49,21 @@ def test_a_learning_rate_set_after_compile_applies_to_the_next_fit(iris_like):
     assert not same(changed, unchanged)
 
 
+def test_an_optimizer_assigned_after_compile_trains_the_next_fit(iris_like):
+    # Keras 3's train step applies model.optimizer, whatever was assigned to it: a new optimizer,
+    # with fresh state. The same as recompiling with it (which keeps the weights).
+    x, y, _ = iris_like
+    assigned, recompiled = model(), model()
+    for m in (assigned, recompiled):
+        m.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    assigned.optimizer = keras.optimizers.SGD(0.05)
+    recompiled.compile(optimizer=keras.optimizers.SGD(0.05), loss="categorical_crossentropy")
+    for m in (assigned, recompiled):
+        m.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    assert same(assigned, recompiled)
+    assert assigned._native.optimizer.name == "sgd"
+
+
 def test_a_learning_rate_changed_inside_fit_warns_that_it_applies_from_the_next_fit(iris_like):
     x, y, _ = iris_like
     m = model()

@@ -160,7 +160,7 @@ class Sequential:
         hooks = _callbacks._PythonHooks(python, self, params)
         if not python and _short_fit(x, options, self._native):
             hooks = None  # one program call for the whole fit; see _short_fit
-        learning_rate = self._sync_learning_rate()
+        learning_rate = self._sync_optimizer()
         if dataset:
             history, epoch = self._native.fit_dataset(x._native, options, native, hooks, _python_stdout())
         else:
@@ -172,9 +172,14 @@ class Sequential:
         self.history = _callbacks.History(dict(history), list(epoch), params, self)
         return self.history
 
-    def _sync_learning_rate(self):
-        """model.optimizer.learning_rate set after compile (as Keras users schedule it) reaches the
-        compiled program, keeping the optimizer's state."""
+    def _sync_optimizer(self):
+        """What Keras users change on model.optimizer after compile reaches the compiled program:
+        another optimizer assigned to it starts with fresh state (as a new Keras optimizer does),
+        a new learning_rate keeps the state. Returns the learning rate the fit starts with."""
+        if self.optimizer is not self._compiled[0]:
+            self.optimizer = _optimizers.get(self.optimizer)
+            self._compiled = (self.optimizer,) + self._compiled[1:]
+            self._compile_native()
         learning_rate = self.optimizer.learning_rate
         if learning_rate != self._compiled_learning_rate:
             self._native.set_learning_rate(float(learning_rate))
