@@ -78,24 +78,25 @@ ONEFIT_HD void with_activation(Activation a, F&& f) {
 }
 
 // One softmax row: out = e^(z - max z) / sum, shifted by the row's max so exp cannot overflow.
-template <class T>
+// The row's elements are kStride apart (stacked members: one row per lane, runtime/cpu/stacked_fit.hpp).
+template <class T, int64_t kStride = 1>
 ONEFIT_HD void softmax_row(const T* z, T* out, int64_t width) {
     T m = z[0];
-    for (int64_t j = 1; j < width; ++j) m = z[j] > m ? z[j] : m;
+    for (int64_t j = 1; j < width; ++j) m = z[j * kStride] > m ? z[j * kStride] : m;
     T s = 0;
-    for (int64_t j = 0; j < width; ++j) s += (out[j] = exp_fast(z[j] - m));
+    for (int64_t j = 0; j < width; ++j) s += (out[j * kStride] = exp_fast(z[j * kStride] - m));
     const T inv = T(1) / s;
-    for (int64_t j = 0; j < width; ++j) out[j] *= inv;
+    for (int64_t j = 0; j < width; ++j) out[j * kStride] *= inv;
 }
 
 // One softmax row's gradient, in place: g holds dL/dp on entry and dL/dz = p (g - sum(g p)) on
 // return. write false leaves g unchanged (a vector loop's recomputed rows) with the same
 // branch-free body.
-template <class T>
+template <class T, int64_t kStride = 1>
 ONEFIT_HD void softmax_backward_row(const T* p, T* g, int64_t width, bool write = true) {
     T dot = 0;
-    for (int64_t j = 0; j < width; ++j) dot += g[j] * p[j];
-    for (int64_t j = 0; j < width; ++j) g[j] = write ? p[j] * (g[j] - dot) : g[j];
+    for (int64_t j = 0; j < width; ++j) dot += g[j * kStride] * p[j * kStride];
+    for (int64_t j = 0; j < width; ++j) g[j * kStride] = write ? p[j * kStride] * (g[j * kStride] - dot) : g[j * kStride];
 }
 
 // out[r, :] = act(z[r, :]) for rows x width. For linear, out == z is allowed (nothing to do);

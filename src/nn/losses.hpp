@@ -135,6 +135,22 @@ ONEFIT_HD ValueAndGrad<T> elementwise_loss(const Loss& loss, bool logits, T p, T
     return {std::numeric_limits<T>::quiet_NaN(), std::numeric_limits<T>::quiet_NaN()};
 }
 
+// Calls f.template operator()<K>() for an elementwise loss applied to outputs (not fused with
+// the last activation); returns false for the other losses.
+template <class F>
+bool with_elementwise_loss(LossKind kind, F&& f) {
+    switch (kind) {
+        case LossKind::binary_crossentropy: f.template operator()<LossKind::binary_crossentropy>(); return true;
+        case LossKind::log_cosh: f.template operator()<LossKind::log_cosh>(); return true;
+        case LossKind::mean_squared_error: f.template operator()<LossKind::mean_squared_error>(); return true;
+        case LossKind::mean_absolute_error: f.template operator()<LossKind::mean_absolute_error>(); return true;
+        case LossKind::huber: f.template operator()<LossKind::huber>(); return true;
+        case LossKind::categorical_crossentropy:
+        case LossKind::sparse_categorical_crossentropy: break;
+    }
+    return false;
+}
+
 // One sample's loss (an elementwise loss's mean over the row) with, when g is given,
 // dL/d(in) * scale: the per-row form of loss_forward_backward, for kernels that give each
 // thread a row. Labels of an elementwise loss are as wide as the row (packed so).
@@ -163,14 +179,15 @@ double elementwise_loss_rows(const T* in, const T* y, int64_t rows, int64_t widt
     T sum = 0;
     if (y_width == width) {  // one flat loop
         in_whole_vectors(rows * width, [&](int64_t first, auto count, int64_t skip) {
-            T part = 0;
-#pragma omp simd reduction(+ : part)
+            // Each chunk's values are added in lanes_tree_sum's order (stacked members repeat it).
+            T values[kVectorLanes] = {};
+#pragma omp simd
             for (int64_t i = 0; i < count; ++i) {
                 const ValueAndGrad<T> f = element_loss<kKind>(in[first + i], y[first + i], delta);
-                part += i >= skip ? f.value : T(0);
+                values[i] = i >= skip ? f.value : T(0);
                 if constexpr (kGrad) grad[first + i] = f.grad * row_scale;
             }
-            sum += part;
+            sum += lanes_tree_sum(values);
         });
     } else {  // one label per row: the step loop never gets here (packing repeats the labels)
         for (int64_t r = 0; r < rows; ++r)

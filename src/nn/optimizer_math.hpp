@@ -66,21 +66,24 @@ ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t 
     return c;
 }
 
-// Updates parameter i. Slots are n apart (slot k of parameter i is slots[k * n + i]).
+// Updates parameter i. Slots are n apart (slot k of parameter i is slots[k * n + i]). lr, alpha
+// and decay are c's, passed apart so members stacked in lanes (runtime/cpu/stacked_fit.hpp) can
+// give each lane its own while c stays loop-invariant.
 template <OptimizerKind K, class T>
-ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, int64_t i, int64_t n) {
+ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T lr, T alpha, T decay, T& w, T g, T* slots, int64_t i,
+                                int64_t n) {
     if constexpr (K == OptimizerKind::sgd) {
         if (!c.momentum_on) {  // w -= lr g
-            w -= c.lr * g;
+            w -= lr * g;
             return;
         }
         // m = momentum m - lr g; w += m (nesterov: w += momentum m - lr g)
         T& m = slots[i];
-        m = c.mu * m - c.lr * g;
-        w += c.nesterov ? c.mu * m - c.lr * g : m;
+        m = c.mu * m - lr * g;
+        w += c.nesterov ? c.mu * m - lr * g : m;
     } else if constexpr (K == OptimizerKind::adam || K == OptimizerKind::adamw) {
         // AdamW first decays decoupled from the gradient: w -= lr wd w (Keras: every weight).
-        w -= w * c.decay;
+        w -= w * decay;
         // "epsilon hat" form: w -= alpha m / (sqrt(v) + eps)
         T& m = slots[i];
         T& v = slots[n + i];
@@ -92,7 +95,7 @@ ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, 
             vmax = vmax > v ? vmax : v;
             vhat = vmax;
         }
-        w -= c.alpha * m / (std::sqrt(vhat) + c.eps);
+        w -= alpha * m / (std::sqrt(vhat) + c.eps);
     } else if constexpr (K == OptimizerKind::rmsprop) {
         // v = rho v + (1-rho) g^2; [centered: a = rho a + (1-rho) g; v' = v - a^2]
         // step = lr g / sqrt(v' + eps); [momentum: b = momentum b + step; w -= b] else w -= step
@@ -104,7 +107,7 @@ ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, 
             a = c.rho * a + (T(1) - c.rho) * g;
             denom -= a * a;
         }
-        const T step = c.lr * g / std::sqrt(denom + c.eps);
+        const T step = lr * g / std::sqrt(denom + c.eps);
         if (c.momentum_on) {
             T& b = slots[n + i];
             b = c.mu * b + step;
@@ -115,8 +118,13 @@ ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, 
     } else {  // adagrad: acc += g^2; w -= lr g / sqrt(acc + eps)
         T& acc = slots[i];
         acc += g * g;
-        w -= c.lr * g / std::sqrt(acc + c.eps);
+        w -= lr * g / std::sqrt(acc + c.eps);
     }
+}
+
+template <OptimizerKind K, class T>
+ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T& w, T g, T* slots, int64_t i, int64_t n) {
+    update_parameter<K>(c, c.lr, c.alpha, c.decay, w, g, slots, i, n);
 }
 
 // Host and device code both call this with their own lambdas.

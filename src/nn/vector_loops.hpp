@@ -57,5 +57,17 @@ template <class Body>
     if (first < n) body(n - kVectorLanes, lanes, first - (n - kVectorLanes));
 }
 
+// The sum of kVectorLanes values in one fixed order, a halving tree: v[i] += v[i + h] for
+// h = lanes/2, ..., 1, so the result is v[0]. Every cross-lane sum of the step loop (a dot
+// product's lanes, a chunk of loss values) uses this order, and members trained side by side
+// in lanes (runtime/cpu/stacked_fit.hpp) repeat it with T a vector of members: that is what
+// keeps a stacked member's bits equal to its fit alone. Overwrites v.
+template <class T>
+[[gnu::always_inline]] inline T lanes_tree_sum(T* v) {
+    for (int64_t h = kVectorLanes / 2; h >= 1; h /= 2)
+        for (int64_t i = 0; i < h; ++i) v[i] = v[i] + v[i + h];
+    return v[0];
+}
+
 ONEFIT_SIMD_END(nn)
 #endif  // ONEFIT_NN_VECTOR_LOOPS_HPP

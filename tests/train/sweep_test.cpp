@@ -1,9 +1,16 @@
 // sweep(): every member bit-identical to its configuration built, compiled and fitted alone,
-// with shuffling, dropout and validation on; the grid's order; errors that name the member.
+// with shuffling, dropout and validation on (members fitted one by one) and for members stacked
+// in SIMD lanes (runtime/cpu/stacked_fit.hpp) on every SIMD target this CPU has; the grid's
+// order; errors that name the member.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+
+#include "runtime/cpu/cpu_simd.hpp"
 #include "support/weights.hpp"
 #include "onefit/onefit.hpp"
+#include "train/fit_setup.hpp"
 
 namespace onefit {
 namespace {
@@ -41,6 +48,88 @@ TEST(Sweep, EveryMemberEqualsItsConfigurationFittedAlone) {
     // The grid's points differ: a sweep that fitted one configuration six times would not.
     EXPECT_FALSE(testing_support::same_bits(members[0].weights, members[1].weights));
     EXPECT_FALSE(testing_support::same_bits(members[0].weights, members[2].weights));
+}
+
+// Restores the best SIMD target when a test ends.
+struct TargetGuard {
+    ~TargetGuard() { set_cpu_simd_target(cpu_simd_targets().front()); }
+};
+
+// Checks that sweep's members on this configuration take the stacked path and equal their fits
+// alone, bit for bit (weights and every History value), on each SIMD target of this CPU.
+void expect_stacked_members_equal_fits_alone(const std::function<Sequential(uint64_t)>& layers, const Optimizer& base,
+                                             const Loss& loss, const CompileOptions& compile, const Tensor& x,
+                                             const Tensor& y, const FitOptions& options, const SweepGrid& grid) {
+    TargetGuard guard;
+    for (const std::string& target : cpu_simd_targets()) {
+        SCOPED_TRACE("SIMD target " + target);
+        set_cpu_simd_target(target);
+        {  // the configuration is one sweep() stacks (else this test would pass on the fallback)
+            Sequential probe = layers(0);
+            probe.compile(base, loss, compile);
+            train::ArrayFit fit;
+            std::vector<std::string> warnings;
+            train::prepare_array_fit(probe.program(), x, y, options, warnings, fit);
+            train::complete_plan(fit.plan, fit.rest, 0);
+            ASSERT_TRUE(cpu::can_stack(probe.program(), fit.plan));
+        }
+        const std::vector<SweepMember> members = sweep(layers(0), base, loss, compile, x, y, options, grid);
+        ASSERT_EQ(members.size(), grid.learning_rates.size() * grid.seeds.size());
+        for (size_t i = 0; i < members.size(); ++i) {
+            const SweepMember& m = members[i];
+            Sequential alone = layers(m.seed);
+            Optimizer optimizer = base;
+            optimizer.learning_rate = m.learning_rate;
+            alone.compile(optimizer, loss, compile);
+            const History h = alone.fit(x, y, options);
+            EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << "member " << i;
+            EXPECT_EQ(m.history.epoch, h.epoch) << "member " << i;
+            ASSERT_EQ(m.history.history.size(), h.history.size()) << "member " << i;
+            for (const auto& [key, values] : h.history) {
+                const std::vector<double>& got = m.history.history.at(key);
+                ASSERT_EQ(got.size(), values.size()) << key;
+                for (size_t e = 0; e < values.size(); ++e)  // NaN equals NaN here: bit for bit
+                    EXPECT_TRUE(got[e] == values[e] || (std::isnan(got[e]) && std::isnan(values[e])))
+                        << "member " << i << " " << key << " epoch " << e << ": " << got[e] << " vs " << values[e];
+            }
+        }
+    }
+}
+
+TEST(Sweep, StackedSeedShapedMembersEqualTheirFitsAlone) {
+    // The seed's model with accuracy, unshuffled, validation_split; 15 members fill some groups of
+    // lanes and leave the last one part-empty.
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 20, o.epochs = 5, o.validation_split = 0.3, o.shuffle = false, o.verbose = 0;
+    const auto layers = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+        return m;
+    };
+    expect_stacked_members_equal_fits_alone(layers, Adam(), loss_from_name("logcosh"), CompileOptions{{"accuracy"}},
+                                            iris.x, iris.y, o, SweepGrid{{0.001f, 0.01f, 0.1f}, {0, 1, 2, 3, 4}});
+}
+
+TEST(Sweep, StackedMembersOfEveryKernelShapeEqualTheirFitsAlone) {
+    // Every dense kernel form: a first layer with (out, in) weights (in > out) and the shared
+    // input, an (in, out) layer with relu fused, one too wide to fuse, dot products over more
+    // than one vector with padding, a linear output; mse; Nesterov SGD, one member of which
+    // diverges (its loss becomes NaN and it stops early, as fit does); shuffled batches with
+    // one shuffle seed for all members.
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 16, o.epochs = 6, o.validation_split = 0.2, o.seed = 11, o.verbose = 0;
+    const auto layers = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(2, "sigmoid")).add(Dense(9, "relu")).add(Dense(20, "relu")).add(Dense(17, "tanh"));
+        m.add(Dense(1, "linear"));
+        return m;
+    };
+    Optimizer sgd = SGD(0.01f);
+    sgd.momentum = 0.9f, sgd.nesterov = true;
+    expect_stacked_members_equal_fits_alone(layers, sgd, loss_from_name("mse"), CompileOptions{{"mae"}}, iris.x, iris.y,
+                                            o, SweepGrid{{0.001f, 0.05f, 1e4f}, {5, 6, 7}});
 }
 
 TEST(Sweep, AnEmptyAxisIsTheModelsOwnValue) {

@@ -26,6 +26,21 @@ LogSums evaluate_rows(const TrainingProgram& program, const float* x, int64_t x_
 void predict_rows(const TrainingProgram& program, const float* x, int64_t x_width, int64_t rows, int64_t batch_size,
                   float* out);
 
+// Fits of one shape trained side by side, a member per SIMD lane (stacked_fit.hpp).
+struct StackedResult {
+    std::vector<EpochLog> logs;  // per epoch of the plan, valid for [first, end_epoch)
+    int64_t end_epoch = 0;       // the epoch after the member's last (earlier when its loss broke)
+};
+// Members per stacked program on the current target (its float lanes).
+int64_t stack_lanes();
+// Whether members of this program can be stacked on this plan.
+bool can_stack(const TrainingProgram& program, const FitPlan& plan);
+// Fits members (1 to stack_lanes(), one shape, one plan) as one program for epochs
+// [first, last), each exactly as make_cpu_fit's run_epochs would; their parameters, optimizer
+// state and step count are written back.
+std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
+                                       const std::vector<nn::Metric>& metrics, int64_t first, int64_t last);
+
 // The target the step loop runs on, by Highway's name ("AVX2").
 std::string simd_target();
 // The targets compiled into this build that this CPU can run, best first.

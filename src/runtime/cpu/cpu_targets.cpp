@@ -23,6 +23,7 @@
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
 #include "runtime/cpu/cpu_fit.hpp"
+#include "runtime/cpu/stacked_fit.hpp"
 
 HWY_BEFORE_NAMESPACE();
 namespace onefit::HWY_NAMESPACE {  // (HWY_EXPORT wants the functions right here)
@@ -54,6 +55,15 @@ void predict(const TrainingProgram& program, const float* x, int64_t x_width, in
     }
 }
 
+int64_t stack_lanes() { return cpu::StackedFit::L; }
+
+bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return cpu::can_stack(program, plan); }
+
+std::vector<cpu::StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
+                                            const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
+    return cpu::StackedFit(members, plan, metrics).run(first, last);
+}
+
 }  // namespace onefit::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -68,6 +78,10 @@ using MakeFit = std::unique_ptr<DeviceProgram> (*)(TrainingProgram&, const FitPl
 using Evaluate = LogSums (*)(const TrainingProgram&, const float*, int64_t, const float*, int64_t, int64_t, int64_t,
                              const std::vector<nn::Metric>&);
 using Predict = void (*)(const TrainingProgram&, const float*, int64_t, int64_t, int64_t, float*);
+using StackLanes = int64_t (*)();
+using CanStack = bool (*)(const TrainingProgram&, const FitPlan&);
+using FitStacked = std::vector<StackedResult> (*)(const std::vector<TrainingProgram*>&, const FitPlan&,
+                                                  const std::vector<nn::Metric>&, int64_t, int64_t);
 
 struct Target {
     const char* name;
@@ -75,10 +89,20 @@ struct Target {
     MakeFit make_fit;
     Evaluate evaluate;
     Predict predict;
+    StackLanes stack_lanes;
+    CanStack can_stack;
+    FitStacked fit_stacked;
 };
 
 #define ONEFIT_TARGET(NAME, TARGET, SUPPORTED) \
-    Target{NAME, SUPPORTED, HWY_CHOOSE_##TARGET(make_fit), HWY_CHOOSE_##TARGET(evaluate), HWY_CHOOSE_##TARGET(predict)}
+    Target{NAME,                                                                                               \
+           SUPPORTED,                                                                                          \
+           HWY_CHOOSE_##TARGET(make_fit),                                                                      \
+           HWY_CHOOSE_##TARGET(evaluate),                                                                      \
+           HWY_CHOOSE_##TARGET(predict),                                                                       \
+           HWY_CHOOSE_##TARGET(stack_lanes),                                                                   \
+           HWY_CHOOSE_##TARGET(can_stack),                                                                     \
+           HWY_CHOOSE_##TARGET(fit_stacked)}
 
 #if HWY_ARCH_X86
 // What Highway's targets assume, as the CPU and the OS report it (libgcc checks that the OS
@@ -108,8 +132,7 @@ const std::vector<Target>& compiled() {
             ONEFIT_TARGET("NEON", NEON, always),
 #endif
             // The build's baseline (what the compiler flags allow everywhere), last.
-            Target{hwy::TargetName(HWY_STATIC_TARGET), always, HWY_CHOOSE_FALLBACK(make_fit),
-                   HWY_CHOOSE_FALLBACK(evaluate), HWY_CHOOSE_FALLBACK(predict)},
+            ONEFIT_TARGET(hwy::TargetName(HWY_STATIC_TARGET), FALLBACK, always),
         };
         std::vector<Target> kept;
         for (const Target& t : all) {
@@ -149,6 +172,15 @@ LogSums evaluate_rows(const TrainingProgram& program, const float* x, int64_t x_
 void predict_rows(const TrainingProgram& program, const float* x, int64_t x_width, int64_t rows, int64_t batch_size,
                   float* out) {
     current().predict(program, x, x_width, rows, batch_size, out);
+}
+
+int64_t stack_lanes() { return current().stack_lanes(); }
+
+bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return current().can_stack(program, plan); }
+
+std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
+                                       const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
+    return current().fit_stacked(members, plan, metrics, first, last);
 }
 
 std::string simd_target() { return current().name; }

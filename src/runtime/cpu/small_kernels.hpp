@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "nn/vector_loops.hpp"
 #include "core/simd.hpp"
 
 ONEFIT_SIMD_BEGIN(cpu)
@@ -90,7 +91,13 @@ inline int64_t lanes_of(int64_t len, int64_t v) {
 #endif
 }
 
-[[gnu::always_inline]] inline float sum_of_lanes(V v) { return hn::GetLane(hn::SumOfLanes(D(), v)); }
+// The lanes' sum in nn::lanes_tree_sum's order (not Highway's SumOfLanes, whose order is its
+// own and may change): stacked members repeat it exactly.
+[[gnu::always_inline]] inline float sum_of_lanes(V v) {
+    alignas(64) float lanes[kLanes];
+    hn::Store(v, D(), lanes);
+    return nn::lanes_tree_sum(lanes);
+}
 
 // Calls f.template operator()<N>() for N = n in 1..8 and returns what it returns; false otherwise.
 template <class F>

@@ -1,0 +1,423 @@
+// Members in lanes: up to kLanes models of one shape (a sweep's learning rates and seeds) train
+// side by side, lane m of every vector being member m. Every scalar of a member's fit (a
+// weight, an activation, a gradient) becomes one lane of a vector, so layers too narrow to fill
+// a vector on their own (the seed's Dense(3), its softmax and loss over rows of 3) run at full
+// width, and the step loop's fixed costs are paid once for all the members.
+//
+// Each member's bits equal its fit alone (CpuFit): every value is computed by the same
+// operations in the same order as the single-member kernels compute it. Those kernels keep
+// per-element work lane-independent (fma chains in a fixed order); where they sum across lanes
+// they use nn::lanes_tree_sum's order, which the dot products here repeat lane by lane, padding
+// included (adding +0 turns -0 into +0). Elementwise work (activations, losses, the optimizer)
+// calls the very same per-element functions, vectorised across members instead of elements.
+// tests/train/sweep_test.cpp holds every member to its fit alone, bit for bit.
+//
+// What it covers (can_stack): Dense layers on the register kernels (no BLAS), any activation
+// (softmax on the last layer only), elementwise losses on the outputs (not fused with the last
+// activation), every optimizer, arrays (not Datasets), no Dropout. The caller gives all members
+// one plan, so one batch order: unshuffled, or one shuffle seed. Anything else fits member by
+// member.
+// Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
+#if defined(ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP) == defined(HWY_TARGET_TOGGLE)
+#ifdef ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP
+#undef ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP
+#else
+#define ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP
+#endif
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/denormals.hpp"
+#include "program/batch_schedule.hpp"
+#include "program/packed_data.hpp"
+#include "runtime/cpu/cpu_executor.hpp"
+#include "runtime/cpu/cpu_simd.hpp"
+#include "core/simd.hpp"
+
+ONEFIT_SIMD_BEGIN(cpu)
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Whether members of this program fitted on this plan can share lanes.
+inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
+    if (plan.dataset || plan.val_dataset) return false;
+    for (size_t i = 0; i < program.ops.size(); ++i) {
+        const ProgramOp& op = program.ops[i];
+        if (op.kind != Layer::Kind::Dense || op.dense.use_blas) return false;
+        if (op.dense.activation == Activation::softmax && i + 1 != program.ops.size()) return false;
+    }
+    if (program.loss_takes_logits || nn::is_row_loss(program.loss.kind)) return false;
+    const int64_t y_width = packed_label_width(program, plan.y_width);
+    if (y_width != program.output_width) return false;
+    BatchSchedule schedule(plan, plan.x.rows);
+    const int64_t rows = std::max(schedule.max_batch_rows(), max_validation_batch(plan));
+    // The single-member executor must not split its batches (it never does for layers this small).
+    return CpuExecutor<float>(program, rows, {}, y_width, 0).tail_begin() == program.ops.size();
+}
+
+class StackedFit {
+public:
+    static constexpr int64_t L = simd::kLanes;
+    using D = simd::D;
+    using V = simd::V;
+
+    // members: 1 to L programs of one shape and optimizer kind (a sweep's). Lanes past the
+    // members repeat the last one; their results are dropped.
+    StackedFit(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
+               const std::vector<nn::Metric>& metrics)
+        : members_(members), program_(*members.front()), plan_(plan), metrics_(metrics),
+          schedule_(plan_, plan_.x.rows),
+          max_rows_(std::max(schedule_.max_batch_rows(), max_validation_batch(plan_))),
+          data_(pack_fit_data<float>(program_, plan_, max_rows_)) {
+        const int64_t n = program_.param_count(), slots = nn::optimizer_slot_count(program_.optimizer);
+        params_.resize(static_cast<size_t>(n * L)), grads_.resize(params_.size());
+        slots_.resize(static_cast<size_t>(n * slots * L));
+        for (int64_t m = 0; m < L; ++m) {
+            const TrainingProgram& p = lane_program(m);
+            for (int64_t i = 0; i < n; ++i) params_[static_cast<size_t>(i * L + m)] = p.params[static_cast<size_t>(i)];
+            for (int64_t i = 0; i < n * slots; ++i)
+                slots_[static_cast<size_t>(i * L + m)] = p.optimizer_slots[static_cast<size_t>(i)];
+        }
+        step_ = program_.optimizer_step;
+        for (const ProgramOp& op : program_.ops) {
+            const size_t size = static_cast<size_t>(max_rows_ * op.out_width * L);
+            z_.emplace_back(size), da_.emplace_back(size);
+            a_.emplace_back(op.dense.activation == Activation::linear ? 0 : size);
+        }
+        values_.resize(static_cast<size_t>(max_rows_ * program_.output_width * L));
+        member_out_.resize(static_cast<size_t>(max_rows_ * program_.output_width));
+        batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width));
+        batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
+        results_.resize(members.size());
+        for (StackedResult& r : results_) r.logs.resize(static_cast<size_t>(plan_.epochs)), r.end_epoch = -1;
+    }
+
+    // Epochs [first, last); a member stops after an epoch whose training loss is not finite, as
+    // CpuFit::run_epochs does, keeping that epoch's state. Writes every member's state back.
+    std::vector<StackedResult> run(int64_t first, int64_t last) {
+        DenormalsAreZero denormals;
+        for (int64_t epoch = first; epoch < last; ++epoch) {
+            epoch_ = epoch;
+            const int64_t steps = schedule_.begin_epoch();
+            for (int64_t s = 0; s < steps; ++s) train_step(schedule_.next_batch());
+            validate();
+            bool running = false;
+            for (size_t m = 0; m < results_.size(); ++m) {
+                if (results_[m].end_epoch >= 0) continue;
+                if (!std::isfinite(results_[m].logs[static_cast<size_t>(epoch)].train.loss)) {
+                    results_[m].end_epoch = epoch + 1;
+                    store_member(m);
+                } else {
+                    running = true;
+                }
+            }
+            if (!running) break;
+        }
+        for (size_t m = 0; m < results_.size(); ++m)
+            if (results_[m].end_epoch < 0) results_[m].end_epoch = last, store_member(m);
+        return results_;
+    }
+
+private:
+    const TrainingProgram& lane_program(int64_t m) const {
+        return *members_[static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(members_.size()) - 1))];
+    }
+
+    void store_member(size_t m) {
+        TrainingProgram& p = *members_[m];
+        const int64_t n = p.param_count();
+        for (int64_t i = 0; i < n; ++i) p.params[static_cast<size_t>(i)] = params_[static_cast<size_t>(i * L) + m];
+        for (size_t i = 0; i < p.optimizer_slots.size(); ++i) p.optimizer_slots[i] = slots_[i * L + m];
+        p.optimizer_step = step_;
+    }
+
+    void train_step(const ScheduledBatch& b) {
+        const int64_t xw = data_.x_width, yw = data_.y_width;
+        const float* x = data_.x.data() + b.first_row * xw;
+        const float* y = data_.y.data() + b.first_row * yw;
+        if (b.rows) {  // one shuffle for all members: gather the batch's rows once
+            for (int64_t r = 0; r < b.count; ++r) {
+                std::memcpy(batch_x_.data() + r * xw, data_.x.data() + b.rows[r] * xw, sizeof(float) * xw);
+                std::memcpy(batch_y_.data() + r * yw, data_.y.data() + b.rows[r] * yw, sizeof(float) * yw);
+            }
+            x = batch_x_.data(), y = batch_y_.data();
+        }
+        const int64_t rows = b.count, n = static_cast<int64_t>(program_.ops.size());
+        for (int64_t i = 0; i < n; ++i) forward_op(i, x, rows);
+        loss_and_output_gradient<true>(y, rows, [&](size_t m) -> LogSums& {
+            return results_[m].logs[static_cast<size_t>(epoch_)].train;
+        });
+        for (int64_t i = n; i-- > 0;) {
+            if (i + 1 < n) activation_backward_op(i, rows);
+            params_backward_op(i, x, rows);
+        }
+        ++step_;
+        optimizer_update();
+    }
+
+    void validate() {
+        int64_t row = 0;
+        for (int64_t rows : data_.val_batches) {
+            const float* x = data_.val_x.data() + row * data_.x_width;
+            for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), x, rows);
+            loss_and_output_gradient<false>(data_.val_y.data() + row * data_.y_width, rows, [&](size_t m) -> LogSums& {
+                return results_[m].logs[static_cast<size_t>(epoch_)].validation;
+            });
+            row += rows;
+        }
+    }
+
+    float* out(int64_t i) { return a_[static_cast<size_t>(i)].empty() ? z_[static_cast<size_t>(i)].data() : a_[static_cast<size_t>(i)].data(); }
+    const float* weights(const DenseOp& d) const { return params_.data() + d.weight * L; }
+
+    // Op i's input at (row r, column k): the batch's feature, the same for every member, or the
+    // previous op's output lane by lane.
+    template <class F>
+    void with_input(int64_t i, const float* x, F&& f) {
+        const int64_t width = program_.ops[static_cast<size_t>(i)].in_width;
+        if (i == 0) return f([=](int64_t r, int64_t k) { return hn::Set(D(), x[r * width + k]); });
+        const float* prev = out(i - 1);
+        f([=](int64_t r, int64_t k) { return hn::LoadU(D(), prev + (r * width + k) * L); });
+    }
+
+    // sum_k a(k) b(k) for k < len as the single-member kernels' dot products compute it: lane
+    // i of their vector accumulates k = i, i + kLanes, ... (an fma with zeros past len), then
+    // the lanes are summed in lanes_tree_sum's order.
+    template <class A, class B>
+    static V lane_dot(A&& a, B&& b, int64_t len) {
+        V part[L];
+        for (int64_t i = 0; i < L; ++i) part[i] = hn::Zero(D());
+        int64_t base = 0;
+        for (; base + L <= len; base += L)  // whole vectors: no test per lane
+            for (int64_t i = 0; i < L; ++i) part[i] = hn::MulAdd(a(base + i), b(base + i), part[i]);
+        if (base < len)
+            for (int64_t i = 0; i < L; ++i)
+                part[i] = base + i < len ? hn::MulAdd(a(base + i), b(base + i), part[i]) : hn::Add(part[i], hn::Zero(D()));
+        return nn::lanes_tree_sum(part);
+    }
+
+    void forward_op(int64_t i, const float* x, int64_t rows) {
+        const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
+        const float* w = weights(d);
+        const float* bias = d.use_bias ? params_.data() + d.bias * L : nullptr;
+        float* z = z_[static_cast<size_t>(i)].data();
+        float* a = a_[static_cast<size_t>(i)].data();
+        // The single-member forward fuses relu into its register kernel (in-major, in <= 8, out <= 32).
+        const bool fused_relu = d.activation == Activation::relu && !d.out_major && d.in <= 8 && d.out <= 32;
+        const auto b_at = [&](int64_t j) { return bias ? hn::LoadU(D(), bias + j * L) : hn::Zero(D()); };
+        with_input(i, x, [&](auto in) {
+            for (int64_t r = 0; r < rows; ++r) {
+                float* zr = z + r * d.out * L;
+                if (d.out_major) {  // z = b + dot(x row, W row j)
+                    for (int64_t j = 0; j < d.out; ++j) {
+                        const float* wj = w + j * d.in * L;
+                        const V s = lane_dot([&](int64_t k) { return in(r, k); },
+                                             [&](int64_t k) { return hn::LoadU(D(), wj + k * L); }, d.in);
+                        hn::StoreU(hn::Add(b_at(j), s), D(), zr + j * L);
+                    }
+                    continue;
+                }
+                in_blocks(d.out, [&]<int B>(int64_t j0) {  // z = b, then fma over k in order
+                    V acc[B];
+                    for (int q = 0; q < B; ++q) acc[q] = b_at(j0 + q);
+                    for (int64_t k = 0; k < d.in; ++k) {
+                        const V xk = in(r, k);
+                        for (int q = 0; q < B; ++q) acc[q] = hn::MulAdd(xk, hn::LoadU(D(), w + (k * d.out + j0 + q) * L), acc[q]);
+                    }
+                    for (int q = 0; q < B; ++q) {
+                        hn::StoreU(acc[q], D(), zr + (j0 + q) * L);
+                        if (fused_relu) hn::StoreU(hn::Max(acc[q], hn::Zero(D())), D(), a + (r * d.out + j0 + q) * L);
+                    }
+                });
+            }
+        });
+        if (fused_relu || d.activation == Activation::linear) return;
+        if (d.activation == Activation::softmax) {
+            // A compile-time width unrolls the row's loops, so the loop over members vectorises.
+            nn::with_small_width(d.out, [&]<int W>() {
+                const int64_t width = W ? W : d.out;
+                for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+                    for (int64_t m = 0; m < L; ++m)
+                        nn::softmax_row<float, L>(z + r * width * L + m, a + r * width * L + m, width);
+            });
+            return;
+        }
+        nn::activation_forward(d.activation, z, a, 1, rows * d.out * L);  // elementwise: the layout does not matter
+    }
+
+    // The loss of every member over the batch into its sums (and metrics), and with kGrad dL/dz
+    // of the last op into its da: CpuExecutor's output_loss, activation backward and add_metrics.
+    template <bool kGrad, class Sums>
+    void loss_and_output_gradient(const float* y, int64_t rows, Sums&& sums_of) {
+        const int64_t last = static_cast<int64_t>(program_.ops.size()) - 1, width = program_.output_width;
+        const DenseOp& d = program_.ops.back().dense;
+        const float* p = out(last);
+        float* grad = da_.back().data();
+        const float scale = kGrad ? 1.0f / static_cast<float>(rows) : 1.0f;
+        nn::with_elementwise_loss(program_.loss.kind, [&]<LossKind K>() {
+            const float row_scale = scale / static_cast<float>(width), delta = static_cast<float>(program_.loss.delta);
+            for (int64_t e = 0; e < rows * width; ++e) {
+                const float label = y[e];
+#pragma omp simd
+                for (int64_t m = 0; m < L; ++m) {
+                    const nn::ValueAndGrad<float> f = nn::element_loss<K>(p[e * L + m], label, delta);
+                    values_[static_cast<size_t>(e * L + m)] = f.value;
+                    if constexpr (kGrad) grad[e * L + m] = f.grad * row_scale;
+                }
+            }
+        });
+        // The values summed as elementwise_loss_rows sums them: chunks of whole vectors, each in
+        // lanes_tree_sum's order, then chunk by chunk.
+        V sum = hn::Zero(D());
+        nn::in_whole_vectors(rows * width, [&](int64_t first, auto count, int64_t skip) {
+            V chunk[L];
+            for (int64_t i = 0; i < L; ++i)
+                chunk[i] = i < count && i >= skip ? hn::LoadU(D(), values_.data() + (first + i) * L) : hn::Zero(D());
+            sum = hn::Add(sum, nn::lanes_tree_sum(chunk));
+        });
+        alignas(64) float sums[L];
+        hn::Store(sum, D(), sums);
+        for (size_t m = 0; m < results_.size(); ++m) {
+            LogSums& s = sums_of(m);
+            s.loss += static_cast<double>(sums[m]) / static_cast<double>(width);
+            s.samples += rows;
+            if (metrics_.empty()) continue;
+            for (int64_t e = 0; e < rows * width; ++e) member_out_[static_cast<size_t>(e)] = p[e * L + static_cast<int64_t>(m)];
+            for (size_t k = 0; k < metrics_.size(); ++k)
+                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), y, rows, width, data_.y_width);
+        }
+        if constexpr (kGrad) {
+            if (d.activation == Activation::softmax) {
+                nn::with_small_width(width, [&]<int W>() {
+                    const int64_t w = W ? W : width;
+                    for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+                        for (int64_t m = 0; m < L; ++m)
+                            nn::softmax_backward_row<float, L>(p + r * w * L + m, grad + r * w * L + m, w);
+                });
+            } else {
+                nn::activation_backward(d.activation, z_.back().data(), p, grad, 1, rows * width * L);
+            }
+        }
+    }
+
+    void activation_backward_op(int64_t i, int64_t rows) {
+        const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
+        nn::activation_backward(d.activation, z_[static_cast<size_t>(i)].data(), out(i), da_[static_cast<size_t>(i)].data(),
+                                1, rows * d.out * L);
+    }
+
+    // From dL/dz of op i: its weight and bias gradients (sums over rows in order, from zero) and,
+    // unless it is the first op, dL/d(its input) into the previous op's da.
+    void params_backward_op(int64_t i, const float* x, int64_t rows) {
+        const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
+        const float* dz = da_[static_cast<size_t>(i)].data();
+        const auto dz_at = [&](int64_t r, int64_t j) { return hn::LoadU(D(), dz + (r * d.out + j) * L); };
+        float* dw = grads_.data() + d.weight * L;
+        with_input(i, x, [&](auto in) {
+            for (int64_t k = 0; k < d.in; ++k)
+                in_blocks(d.out, [&]<int B>(int64_t j0) {
+                    V acc[B];
+                    for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
+                    for (int64_t r = 0; r < rows; ++r) {
+                        const V xk = in(r, k);
+                        for (int q = 0; q < B; ++q) acc[q] = hn::MulAdd(xk, dz_at(r, j0 + q), acc[q]);
+                    }
+                    for (int q = 0; q < B; ++q) {
+                        const int64_t j = j0 + q;
+                        hn::StoreU(acc[q], D(), dw + (d.out_major ? j * d.in + k : k * d.out + j) * L);
+                    }
+                });
+        });
+        if (d.use_bias)
+            in_blocks(d.out, [&]<int B>(int64_t j0) {
+                V acc[B];
+                for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int q = 0; q < B; ++q) acc[q] = hn::Add(acc[q], dz_at(r, j0 + q));
+                for (int q = 0; q < B; ++q) hn::StoreU(acc[q], D(), grads_.data() + (d.bias + j0 + q) * L);
+            });
+        if (i == 0) return;
+        float* dx = da_[static_cast<size_t>(i - 1)].data();
+        const float* w = weights(d);
+        for (int64_t r = 0; r < rows; ++r) {
+            if (d.out_major) {  // fma over j in order: W is (out, in)
+                in_blocks(d.in, [&]<int B>(int64_t k0) {
+                    V acc[B];
+                    for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
+                    for (int64_t j = 0; j < d.out; ++j) {
+                        const V dzj = dz_at(r, j);
+                        for (int q = 0; q < B; ++q) acc[q] = hn::MulAdd(dzj, hn::LoadU(D(), w + (j * d.in + k0 + q) * L), acc[q]);
+                    }
+                    for (int q = 0; q < B; ++q) hn::StoreU(acc[q], D(), dx + (r * d.in + k0 + q) * L);
+                });
+                continue;
+            }
+            for (int64_t k = 0; k < d.in; ++k) {  // 0 + dot(dz row, W row k): W is (in, out)
+                const V s = lane_dot([&](int64_t j) { return dz_at(r, j); },
+                                     [&](int64_t j) { return hn::LoadU(D(), w + (k * d.out + j) * L); }, d.out);
+                hn::StoreU(hn::Add(hn::Zero(D()), s), D(), dx + (r * d.in + k) * L);
+            }
+        }
+    }
+
+    // Calls f.template operator()<B>(first) for consecutive blocks of B <= 4 indices covering
+    // [0, count): independent accumulators, so fma chains overlap instead of waiting on each other.
+    template <class F>
+    static void in_blocks(int64_t count, F&& f) {
+        int64_t first = 0;
+        for (; first + 4 <= count; first += 4) f.template operator()<4>(first);
+        switch (count - first) {
+            case 1: f.template operator()<1>(first); break;
+            case 2: f.template operator()<2>(first); break;
+            case 3: f.template operator()<3>(first); break;
+            default: break;
+        }
+    }
+
+    // One update of every member's parameters with its own learning rate: the single-member
+    // update_parameter, vectorised across members.
+    void optimizer_update() {
+        nn::OptimizerStep<float> step[L];
+        for (int64_t m = 0; m < L; ++m) step[m] = nn::optimizer_step_constants<float>(lane_program(m).optimizer, step_);
+        alignas(64) float lr[L], alpha[L], decay[L];
+        for (int64_t m = 0; m < L; ++m) lr[m] = step[m].lr, alpha[m] = step[m].alpha, decay[m] = step[m].decay;
+        nn::with_optimizer(program_.optimizer.kind, [&]<OptimizerKind K>() {
+            update_lanes<K>(step[0], lr, alpha, decay, params_.data(), grads_.data(), slots_.data(),
+                            program_.param_count() * L);
+        });
+    }
+
+    template <OptimizerKind K>
+    static void update_lanes(const nn::OptimizerStep<float>& shared, const float* __restrict lr,
+                             const float* __restrict alpha, const float* __restrict decay, float* __restrict w,
+                             const float* __restrict g, float* __restrict slots, int64_t n) {
+        for (int64_t base = 0; base < n; base += L)
+#pragma omp simd
+            for (int64_t m = 0; m < L; ++m)
+                nn::update_parameter<K>(shared, lr[m], alpha[m], decay[m], w[base + m], g[base + m], slots, base + m, n);
+    }
+
+    std::vector<TrainingProgram*> members_;
+    const TrainingProgram& program_;  // the first member's: the shape all share
+    FitPlan plan_;
+    std::vector<nn::Metric> metrics_;
+    BatchSchedule schedule_;
+    int64_t max_rows_;
+    PackedData<float> data_;
+    // Lane-interleaved: element e of member m at e * L + m.
+    std::vector<float> params_, grads_, slots_;
+    std::vector<std::vector<float>> z_, a_, da_;
+    std::vector<float> values_;      // the last batch's per-element loss values
+    std::vector<float> member_out_;  // one member's outputs, for its metrics
+    std::vector<float> batch_x_, batch_y_;
+    int64_t step_ = 0, epoch_ = 0;
+    std::vector<StackedResult> results_;
+};
+
+ONEFIT_SIMD_END(cpu)
+#endif  // ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP
