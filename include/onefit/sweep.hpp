@@ -1,7 +1,8 @@
 // sweep: many fits of one model description in one call, for learning-rate and seed searches.
 // Each member is bit-identical to the same configuration built, compiled and fitted alone.
-// (Issue 14, first step: members run side by side on the cores, one fit per thread; stacking
-// small members into one program is the next.)
+// Members of one shape that share their batches (unshuffled, or FitOptions::seed set) train
+// stacked, kLanes members per program in SIMD lanes, the programs spread over the cores; the
+// others run side by side, one fit per thread.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -27,7 +28,7 @@ struct SweepMember {
 // One member per grid point, learning rate major (all seeds of the first rate, then the next):
 // `model`'s input shape and layers with the member's seed, compiled with `optimizer` at the
 // member's learning rate, `loss` and `compile_options`, fitted on x, y with `options`. Members
-// run on the thread pool's threads; callbacks are refused (a member's fit cannot be watched from
+// run stacked where they can (see above), on the thread pool's threads; callbacks are refused (a member's fit cannot be watched from
 // one place), and verbose is 0. A member that fails throws Error naming its grid point.
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,

@@ -209,30 +209,38 @@ private:
         const bool fused_relu = d.activation == Activation::relu && !d.out_major && d.in <= 8 && d.out <= 32;
         const auto b_at = [&](int64_t j) { return bias ? hn::LoadU(D(), bias + j * L) : hn::Zero(D()); };
         with_input(i, x, [&](auto in) {
-            for (int64_t r = 0; r < rows; ++r) {
-                float* zr = z + r * d.out * L;
-                if (d.out_major) {  // z = b + dot(x row, W row j)
-                    for (int64_t j = 0; j < d.out; ++j) {
+            if (d.out_major) {
+                for (int64_t r = 0; r < rows; ++r)
+                    for (int64_t j = 0; j < d.out; ++j) {  // z = b + dot(x row, W row j)
                         const float* wj = w + j * d.in * L;
                         const V s = lane_dot([&](int64_t k) { return in(r, k); },
                                              [&](int64_t k) { return hn::LoadU(D(), wj + k * L); }, d.in);
-                        hn::StoreU(hn::Add(b_at(j), s), D(), zr + j * L);
+                        hn::StoreU(hn::Add(b_at(j), s), D(), z + (r * d.out + j) * L);
                     }
-                    continue;
-                }
-                in_blocks(d.out, [&]<int B>(int64_t j0) {  // z = b, then fma over k in order
-                    V acc[B];
-                    for (int q = 0; q < B; ++q) acc[q] = b_at(j0 + q);
-                    for (int64_t k = 0; k < d.in; ++k) {
-                        const V xk = in(r, k);
-                        for (int q = 0; q < B; ++q) acc[q] = hn::MulAdd(xk, hn::LoadU(D(), w + (k * d.out + j0 + q) * L), acc[q]);
-                    }
-                    for (int q = 0; q < B; ++q) {
-                        hn::StoreU(acc[q], D(), zr + (j0 + q) * L);
-                        if (fused_relu) hn::StoreU(hn::Max(acc[q], hn::Zero(D())), D(), a + (r * d.out + j0 + q) * L);
-                    }
-                });
+                return;
             }
+            // z = b, then fma over k in order; blocks of rows x columns share their loads.
+            in_blocks<2>(rows, [&]<int RB>(int64_t r0) {
+                in_blocks<4>(d.out, [&]<int B>(int64_t j0) {
+                    V acc[RB][B];
+                    for (int p = 0; p < RB; ++p)
+                        for (int q = 0; q < B; ++q) acc[p][q] = b_at(j0 + q);
+                    for (int64_t k = 0; k < d.in; ++k) {
+                        V xk[RB];
+                        for (int p = 0; p < RB; ++p) xk[p] = in(r0 + p, k);
+                        for (int q = 0; q < B; ++q) {
+                            const V wkj = hn::LoadU(D(), w + (k * d.out + j0 + q) * L);
+                            for (int p = 0; p < RB; ++p) acc[p][q] = hn::MulAdd(xk[p], wkj, acc[p][q]);
+                        }
+                    }
+                    for (int p = 0; p < RB; ++p)
+                        for (int q = 0; q < B; ++q) {
+                            const int64_t e = (r0 + p) * d.out + j0 + q;
+                            hn::StoreU(acc[p][q], D(), z + e * L);
+                            if (fused_relu) hn::StoreU(hn::Max(acc[p][q], hn::Zero(D())), D(), a + e * L);
+                        }
+                });
+            });
         });
         if (fused_relu || d.activation == Activation::linear) return;
         if (d.activation == Activation::softmax) {
@@ -318,23 +326,30 @@ private:
         const float* dz = da_[static_cast<size_t>(i)].data();
         const auto dz_at = [&](int64_t r, int64_t j) { return hn::LoadU(D(), dz + (r * d.out + j) * L); };
         float* dw = grads_.data() + d.weight * L;
-        with_input(i, x, [&](auto in) {
-            for (int64_t k = 0; k < d.in; ++k)
-                in_blocks(d.out, [&]<int B>(int64_t j0) {
-                    V acc[B];
-                    for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
+        with_input(i, x, [&](auto in) {  // blocks of k x j: independent fma chains over the rows
+            in_blocks<2>(d.in, [&]<int KB>(int64_t k0) {
+                in_blocks<4>(d.out, [&]<int B>(int64_t j0) {
+                    V acc[KB][B];
+                    for (int p = 0; p < KB; ++p)
+                        for (int q = 0; q < B; ++q) acc[p][q] = hn::Zero(D());
                     for (int64_t r = 0; r < rows; ++r) {
-                        const V xk = in(r, k);
-                        for (int q = 0; q < B; ++q) acc[q] = hn::MulAdd(xk, dz_at(r, j0 + q), acc[q]);
+                        V xk[KB];
+                        for (int p = 0; p < KB; ++p) xk[p] = in(r, k0 + p);
+                        for (int q = 0; q < B; ++q) {
+                            const V g = dz_at(r, j0 + q);
+                            for (int p = 0; p < KB; ++p) acc[p][q] = hn::MulAdd(xk[p], g, acc[p][q]);
+                        }
                     }
-                    for (int q = 0; q < B; ++q) {
-                        const int64_t j = j0 + q;
-                        hn::StoreU(acc[q], D(), dw + (d.out_major ? j * d.in + k : k * d.out + j) * L);
-                    }
+                    for (int p = 0; p < KB; ++p)
+                        for (int q = 0; q < B; ++q) {
+                            const int64_t k = k0 + p, j = j0 + q;
+                            hn::StoreU(acc[p][q], D(), dw + (d.out_major ? j * d.in + k : k * d.out + j) * L);
+                        }
                 });
+            });
         });
         if (d.use_bias)
-            in_blocks(d.out, [&]<int B>(int64_t j0) {
+            in_blocks<4>(d.out, [&]<int B>(int64_t j0) {
                 V acc[B];
                 for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
                 for (int64_t r = 0; r < rows; ++r)
@@ -346,7 +361,7 @@ private:
         const float* w = weights(d);
         for (int64_t r = 0; r < rows; ++r) {
             if (d.out_major) {  // fma over j in order: W is (out, in)
-                in_blocks(d.in, [&]<int B>(int64_t k0) {
+                in_blocks<4>(d.in, [&]<int B>(int64_t k0) {
                     V acc[B];
                     for (int q = 0; q < B; ++q) acc[q] = hn::Zero(D());
                     for (int64_t j = 0; j < d.out; ++j) {
@@ -365,18 +380,18 @@ private:
         }
     }
 
-    // Calls f.template operator()<B>(first) for consecutive blocks of B <= 4 indices covering
-    // [0, count): independent accumulators, so fma chains overlap instead of waiting on each other.
-    template <class F>
+    // Calls f.template operator()<B>(first) for consecutive blocks of B <= kMax (2 or 4) indices
+    // covering [0, count): independent accumulators, so fma chains overlap instead of waiting on
+    // each other.
+    template <int kMax, class F>
     static void in_blocks(int64_t count, F&& f) {
         int64_t first = 0;
-        for (; first + 4 <= count; first += 4) f.template operator()<4>(first);
-        switch (count - first) {
-            case 1: f.template operator()<1>(first); break;
-            case 2: f.template operator()<2>(first); break;
-            case 3: f.template operator()<3>(first); break;
-            default: break;
+        for (; first + kMax <= count; first += kMax) f.template operator()<kMax>(first);
+        if constexpr (kMax == 4) {
+            if (count - first == 3) return f.template operator()<3>(first);
+            if (count - first == 2) return f.template operator()<2>(first);
         }
+        if (count - first == 1) f.template operator()<1>(first);
     }
 
     // One update of every member's parameters with its own learning rate: the single-member
