@@ -72,42 +72,58 @@ ONEFIT_HD ValueAndGrad<T> bce_logit_loss(T z, T y) {
 // writes dL/d(in) * scale.
 //   logits: lse(z) sum(y) - y.z, gradient softmax(z) sum(y) - y.
 //   probabilities: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q), gradient through q.
-template <class T>
+// z and g are strided by kStride (members stacked in lanes, runtime/cpu/stacked_fit.hpp).
+template <class T, int64_t kStride = 1>
 ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse, bool logits, T* g, T scale) {
     const int64_t label = sparse ? static_cast<int64_t>(yr[0]) : -1;
     auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j]; };
     if (logits) {
         T m = z[0];
-        for (int64_t j = 1; j < width; ++j) m = z[j] > m ? z[j] : m;
+        for (int64_t j = 1; j < width; ++j) m = z[j * kStride] > m ? z[j * kStride] : m;
         T s = 0, ysum = 0, yz = 0;
         for (int64_t j = 0; j < width; ++j) {
-            s += exp_fast(z[j] - m);
+            s += exp_fast(z[j * kStride] - m);
             ysum += target(j);
-            yz += target(j) * z[j];
+            yz += target(j) * z[j * kStride];
         }
         if (g) {
             const T inv = T(1) / s;
-            for (int64_t j = 0; j < width; ++j) g[j] = (exp_fast(z[j] - m) * inv * ysum - target(j)) * scale;
+            for (int64_t j = 0; j < width; ++j) g[j * kStride] = (exp_fast(z[j * kStride] - m) * inv * ysum - target(j)) * scale;
         }
         return (m + std::log(s)) * ysum - yz;
     }
     const T eps = T(kClipEpsilon);
     T s = 0;
-    for (int64_t j = 0; j < width; ++j) s += z[j];
+    for (int64_t j = 0; j < width; ++j) s += z[j * kStride];
     const T inv = T(1) / s;
     T value = 0, gq_dot_q = 0;
     for (int64_t j = 0; j < width; ++j) {
-        const T q = z[j] * inv;
+        const T q = z[j * kStride] * inv;
         const bool clipped = q < eps || q > T(1) - eps;
         const T qc = q < eps ? eps : (q > T(1) - eps ? T(1) - eps : q);
         value -= target(j) * std::log(qc);
         const T gq = clipped ? T(0) : -target(j) / q;  // dL/dq
-        if (g) g[j] = gq;
+        if (g) g[j * kStride] = gq;
         gq_dot_q += gq * q;
     }
     if (g)  // dq_k/dp_m = (delta_km - q_k) / s
-        for (int64_t j = 0; j < width; ++j) g[j] = (g[j] - gq_dot_q) * inv * scale;
+        for (int64_t j = 0; j < width; ++j) g[j * kStride] = (g[j * kStride] - gq_dot_q) * inv * scale;
     return value;
+}
+
+// One row of binary crossentropy from logits: the mean over the row, and with g, dL/dz * scale.
+// Labels are as wide as the row or one per row (y_width 1). z and g are strided by kStride.
+template <class T, int64_t kStride = 1>
+ONEFIT_HD T bce_logit_row(const T* z, const T* yr, int64_t width, int64_t y_width, T* g, T scale) {
+    const int64_t y_step = y_width == 1 ? 0 : 1;
+    const T row_scale = scale / T(width);
+    T row = 0;
+    for (int64_t j = 0; j < width; ++j) {
+        const ValueAndGrad<T> f = bce_logit_loss(z[j * kStride], yr[j * y_step]);
+        row += f.value;
+        if (g) g[j * kStride] = f.grad * row_scale;
+    }
+    return row / T(width);
 }
 
 // Whether the loss compares a row's distribution with its label (crossentropy_row) rather than
@@ -219,18 +235,10 @@ double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, c
         }
         case LossKind::binary_crossentropy:
             if (logits_input) {
-                const int64_t y_step = y_width == 1 ? 0 : 1;
-                const T row_scale = scale / T(width);
                 double total = 0;
-                for (int64_t r = 0; r < rows; ++r) {
-                    T row = 0;
-                    for (int64_t j = 0; j < width; ++j) {
-                        const ValueAndGrad<T> f = bce_logit_loss(in[r * width + j], y[r * y_width + j * y_step]);
-                        row += f.value;
-                        if constexpr (kGrad) grad[r * width + j] = f.grad * row_scale;
-                    }
-                    total += static_cast<double>(row / T(width));
-                }
+                for (int64_t r = 0; r < rows; ++r)
+                    total += static_cast<double>(bce_logit_row(in + r * width, y + r * y_width, width, y_width,
+                                                               kGrad ? grad + r * width : nullptr, scale));
                 return total;
             }
             return elementwise_loss_rows<kGrad, LossKind::binary_crossentropy>(in, y, rows, width, y_width, grad,

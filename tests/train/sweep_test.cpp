@@ -132,6 +132,37 @@ TEST(Sweep, StackedMembersOfEveryKernelShapeEqualTheirFitsAlone) {
                                             o, SweepGrid{{0.001f, 0.05f, 1e4f}, {5, 6, 7}});
 }
 
+TEST(Sweep, StackedClassifiersWithFusedCrossentropyEqualTheirFitsAlone) {
+    // Softmax with sparse and one-hot categorical crossentropy, and a sigmoid with binary
+    // crossentropy: the loss takes the logits, as in a single fit; RMSprop and Adagrad.
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 32, o.epochs = 4, o.validation_split = 0.25, o.shuffle = false, o.verbose = 0;
+    const auto softmax = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(12, "tanh")).add(Dense(3, "softmax"));
+        return m;
+    };
+    const SweepGrid grid{{0.002f, 0.02f}, {1, 2, 3}};
+    expect_stacked_members_equal_fits_alone(softmax, RMSprop(), loss_from_name("sparse_categorical_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
+    Tensor one_hot({iris.y.rows(), 3});
+    Tensor is_setosa({iris.y.rows(), 1});
+    for (int64_t r = 0; r < iris.y.rows(); ++r) {
+        one_hot.at(r, static_cast<int64_t>(iris.y[r])) = 1.0f;
+        is_setosa[r] = iris.y[r] == 0.0f ? 1.0f : 0.0f;
+    }
+    expect_stacked_members_equal_fits_alone(softmax, Adam(), loss_from_name("categorical_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, one_hot, o, grid);
+    const auto sigmoid = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(6, "relu")).add(Dense(1, "sigmoid"));
+        return m;
+    };
+    expect_stacked_members_equal_fits_alone(sigmoid, Adagrad(), loss_from_name("binary_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, is_setosa, o, grid);
+}
+
 TEST(Sweep, AnEmptyAxisIsTheModelsOwnValue) {
     const LabeledData iris = load_iris();
     const std::vector<SweepMember> members = sweep(layers_only(7), SGD(0.05f), loss_from_name("mse"), {}, iris.x,

@@ -13,8 +13,8 @@
 // tests/train/sweep_test.cpp holds every member to its fit alone, bit for bit.
 //
 // What it covers (can_stack): Dense layers on the register kernels (no BLAS), any activation
-// (softmax on the last layer only), elementwise losses on the outputs (not fused with the last
-// activation), every optimizer, arrays (not Datasets), no Dropout. The caller gives all members
+// (softmax on the last layer only), every loss (crossentropies fused with their softmax or
+// sigmoid as in a single fit), every optimizer, arrays (not Datasets), no Dropout. The caller gives all members
 // one plan, so one batch order: unshuffled, or one shuffle seed. Anything else fits member by
 // member.
 // Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
@@ -49,9 +49,9 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
         if (op.kind != Layer::Kind::Dense || op.dense.use_blas) return false;
         if (op.dense.activation == Activation::softmax && i + 1 != program.ops.size()) return false;
     }
-    if (program.loss_takes_logits || nn::is_row_loss(program.loss.kind)) return false;
     const int64_t y_width = packed_label_width(program, plan.y_width);
-    if (y_width != program.output_width) return false;
+    const bool elementwise = !nn::is_row_loss(program.loss.kind) && !program.loss_takes_logits;
+    if (elementwise && y_width != program.output_width) return false;
     BatchSchedule schedule(plan, plan.x.rows);
     const int64_t rows = std::max(schedule.max_batch_rows(), max_validation_batch(plan));
     // The single-member executor must not split its batches (it never does for layers this small).
@@ -265,14 +265,72 @@ private:
         const DenseOp& d = program_.ops.back().dense;
         const float* p = out(last);
         float* grad = da_.back().data();
+        double loss[L];
+        batch_loss<kGrad>(program_.loss_takes_logits ? z_.back().data() : p, y, rows, loss);
+        for (size_t m = 0; m < results_.size(); ++m) {
+            LogSums& s = sums_of(m);
+            s.loss += loss[m];
+            s.samples += rows;
+            if (metrics_.empty()) continue;
+            for (int64_t e = 0; e < rows * width; ++e) member_out_[static_cast<size_t>(e)] = p[e * L + static_cast<int64_t>(m)];
+            for (size_t k = 0; k < metrics_.size(); ++k)
+                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), y, rows, width, data_.y_width);
+        }
+        if constexpr (kGrad) {
+            if (program_.loss_takes_logits) return;  // the loss gave dL/dz
+            if (d.activation == Activation::softmax) {
+                nn::with_small_width(width, [&]<int W>() {
+                    const int64_t w = W ? W : width;
+                    for (int64_t r = 0; r < rows; ++r)
+#pragma omp simd
+                        for (int64_t m = 0; m < L; ++m)
+                            nn::softmax_backward_row<float, L>(p + r * w * L + m, grad + r * w * L + m, w);
+                });
+            } else {
+                nn::activation_backward(d.activation, z_.back().data(), p, grad, 1, rows * width * L);
+            }
+        }
+    }
+
+    // Each member's loss summed over the batch's rows, as nn::loss_forward_backward sums it, and
+    // with kGrad its gradient (times 1 / rows) into the last op's da.
+    template <bool kGrad>
+    void batch_loss(const float* in, const float* y, int64_t rows, double* loss) {
+        const int64_t width = program_.output_width, y_width = data_.y_width;
+        float* grad = kGrad ? da_.back().data() : nullptr;
         const float scale = kGrad ? 1.0f / static_cast<float>(rows) : 1.0f;
-        nn::with_elementwise_loss(program_.loss.kind, [&]<LossKind K>() {
+        const LossKind kind = program_.loss.kind;
+        for (int64_t m = 0; m < L; ++m) loss[m] = 0;
+        if (nn::is_row_loss(kind) || program_.loss_takes_logits) {  // row by row, each row's value in double
+            const bool sparse = kind == LossKind::sparse_categorical_crossentropy, logits = program_.loss_takes_logits;
+            nn::with_small_width(width, [&]<int W>() {
+                const int64_t w = W ? W : width;
+                for (int64_t r = 0; r < rows; ++r) {
+                    alignas(64) float row[L];
+                    const float* yr = y + r * y_width;
+                    if (nn::is_row_loss(kind)) {
+#pragma omp simd
+                        for (int64_t m = 0; m < L; ++m)
+                            row[m] = nn::crossentropy_row<float, L>(in + r * w * L + m, yr, w, sparse, logits,
+                                                                    kGrad ? grad + r * w * L + m : nullptr, scale);
+                    } else {
+#pragma omp simd
+                        for (int64_t m = 0; m < L; ++m)
+                            row[m] = nn::bce_logit_row<float, L>(in + r * w * L + m, yr, w, y_width,
+                                                                 kGrad ? grad + r * w * L + m : nullptr, scale);
+                    }
+                    for (int64_t m = 0; m < L; ++m) loss[m] += static_cast<double>(row[m]);
+                }
+            });
+            return;
+        }
+        nn::with_elementwise_loss(kind, [&]<LossKind K>() {
             const float row_scale = scale / static_cast<float>(width), delta = static_cast<float>(program_.loss.delta);
             for (int64_t e = 0; e < rows * width; ++e) {
                 const float label = y[e];
 #pragma omp simd
                 for (int64_t m = 0; m < L; ++m) {
-                    const nn::ValueAndGrad<float> f = nn::element_loss<K>(p[e * L + m], label, delta);
+                    const nn::ValueAndGrad<float> f = nn::element_loss<K>(in[e * L + m], label, delta);
                     values_[static_cast<size_t>(e * L + m)] = f.value;
                     if constexpr (kGrad) grad[e * L + m] = f.grad * row_scale;
                 }
@@ -289,28 +347,7 @@ private:
         });
         alignas(64) float sums[L];
         hn::Store(sum, D(), sums);
-        for (size_t m = 0; m < results_.size(); ++m) {
-            LogSums& s = sums_of(m);
-            s.loss += static_cast<double>(sums[m]) / static_cast<double>(width);
-            s.samples += rows;
-            if (metrics_.empty()) continue;
-            for (int64_t e = 0; e < rows * width; ++e) member_out_[static_cast<size_t>(e)] = p[e * L + static_cast<int64_t>(m)];
-            for (size_t k = 0; k < metrics_.size(); ++k)
-                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), y, rows, width, data_.y_width);
-        }
-        if constexpr (kGrad) {
-            if (d.activation == Activation::softmax) {
-                nn::with_small_width(width, [&]<int W>() {
-                    const int64_t w = W ? W : width;
-                    for (int64_t r = 0; r < rows; ++r)
-#pragma omp simd
-                        for (int64_t m = 0; m < L; ++m)
-                            nn::softmax_backward_row<float, L>(p + r * w * L + m, grad + r * w * L + m, w);
-                });
-            } else {
-                nn::activation_backward(d.activation, z_.back().data(), p, grad, 1, rows * width * L);
-            }
-        }
+        for (int64_t m = 0; m < L; ++m) loss[m] = static_cast<double>(sums[m]) / static_cast<double>(width);
     }
 
     void activation_backward_op(int64_t i, int64_t rows) {
