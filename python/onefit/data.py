@@ -62,11 +62,7 @@ class Dataset:
         # Each iteration is a new pass, reshuffled as tf.data reshuffles.
         if self.cardinality() < 0:
             raise TypeError("iterating an infinite dataset in Python: take(n) first")
-        import numpy as np  # here, so that `import onefit` does not import NumPy
-
-        rows, sizes = self._native.plan(self._iterations, -1)
-        self._iterations += 1
-        rows = np.asarray(rows, dtype=np.int64)
+        rows, sizes = self._rows(-1)
         batched = self._native.is_batched()
         start = 0
         for size in sizes:
@@ -76,6 +72,15 @@ class Dataset:
                 yield self._x[index], self._y[index]
             else:
                 yield self._x[index[0]], self._y[index[0]]
+
+    def _rows(self, steps):
+        """The row indices (an int64 array) and batch sizes of the next pass, its first `steps`
+        batches (-1: all); each call is a new pass, reshuffled as tf.data reshuffles."""
+        import numpy as np  # here, so that `import onefit` does not import NumPy
+
+        rows, sizes = self._native.plan(self._iterations, steps)
+        self._iterations += 1
+        return np.asarray(rows, dtype=np.int64), sizes
 
     def as_numpy_iterator(self):
         return iter(self)

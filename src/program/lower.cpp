@@ -40,14 +40,18 @@ int64_t TrainingProgram::forward_macs_per_sample() const {
     return macs;
 }
 
+void check_learning_rate(float learning_rate) {
+    if (!(learning_rate > 0.0f))
+        throw Error("optimizer: learning_rate must be positive, got " + std::to_string(learning_rate));
+}
+
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
     if (input_shape.size() != 1 || input_shape[0] < 1)
         throw Error("Sequential: input shape must be one positive dimension (features), got " +
                     shape_to_string(input_shape));
     if (layers.empty()) throw Error("Sequential: the model has no layers; add a Dense layer");
-    if (!(optimizer.learning_rate > 0.0f))
-        throw Error("optimizer: learning_rate must be positive, got " + std::to_string(optimizer.learning_rate));
+    check_learning_rate(optimizer.learning_rate);
 
     TrainingProgram program;
     program.input_width = input_shape[0];

@@ -65,6 +65,9 @@ public:
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed);
 
+// Throws Error unless the learning rate is positive (compile, and a rate changed later).
+void check_learning_rate(float learning_rate);
+
 // Keras-layout weights (kernel (in, out), bias (out,) per Dense) <-> program parameters.
 std::vector<Tensor> program_weights(const TrainingProgram& program);
 void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights);

@@ -65,8 +65,7 @@ const Optimizer& Sequential::optimizer() const { return program().optimizer; }
 const std::vector<std::string>& Sequential::metrics() const { return program().metric_names; }
 
 void Sequential::set_learning_rate(float learning_rate) {
-    if (!(learning_rate > 0.0f))
-        throw Error("optimizer: learning_rate must be positive, got " + std::to_string(learning_rate));
+    check_learning_rate(learning_rate);
     program_state().optimizer.learning_rate = learning_rate;
 }
 

@@ -95,14 +95,7 @@ void print_fit_profile(const FitProfile& profile, const CommandTimes& times, con
 
 int run_explain(const ExplainFlags& flags) {
     // The fit flags, parsed and checked exactly as `onefit fit` parses them.
-    CLI::App parser("onefit explain", "onefit explain");
-    FitFlags fit_flags;
-    CLI::App* fit = add_fit_command(parser, fit_flags);
-    std::vector<std::string> args(flags.rest.rbegin(), flags.rest.rend());  // CLI11 takes them reversed
-    args.push_back("fit");
-    parser.parse(args);
-    (void)fit;
-    FitConfig config = resolve_fit_config(fit_flags);
+    FitConfig config = fit_config_from(flags.rest, "explain");
 
     CommandTimes times;
     auto start = clock_type::now();
@@ -112,10 +105,8 @@ int run_explain(const ExplainFlags& flags) {
     settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
 
     start = clock_type::now();
-    Sequential model({data.x_train.dim(1)}, config.seed);
-    for (const Layer& layer : config.layers) model.add(layer);
-    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
-                  loss_from_name(config.loss), CompileOptions{config.metrics});
+    Sequential model = model_from(config, data.x_train.dim(1));
+    compile_from(model, config);
     times.compile_seconds = since(start);
 
     const Device device = config.device == "auto" ? auto_device(model, data.train_rows, data.validation_rows, config)

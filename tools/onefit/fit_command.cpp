@@ -152,6 +152,27 @@ FitOptions fit_options(const FitConfig& config, const SplitData& data) {
     return options;
 }
 
+FitConfig fit_config_from(const std::vector<std::string>& args, const std::string& command) {
+    CLI::App parser("onefit " + command, "onefit " + command);
+    FitFlags fit_flags;
+    add_fit_command(parser, fit_flags);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+    reversed.push_back("fit");
+    parser.parse(reversed);
+    return resolve_fit_config(fit_flags);
+}
+
+Sequential model_from(const FitConfig& config, int64_t features) {
+    Sequential model({features}, config.seed);
+    for (const Layer& layer : config.layers) model.add(layer);
+    return model;
+}
+
+void compile_from(Sequential& model, const FitConfig& config) {
+    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                  loss_from_name(config.loss), CompileOptions{config.metrics});
+}
+
 int run_fit(const FitConfig& given, bool profile) {
     FitConfig config = given;
     CommandTimes times;  // for --profile
@@ -168,12 +189,8 @@ int run_fit(const FitConfig& given, bool profile) {
     check_model_size(config, features);
 
     Persistence persistence(config);  // checks its paths before any training
-    Sequential model = persistence.resumed ? std::move(*persistence.resumed) : Sequential({features}, config.seed);
-    if (!persistence.resumed) {
-        for (const Layer& layer : config.layers) model.add(layer);
-        model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
-                      loss_from_name(config.loss), CompileOptions{config.metrics});
-    }
+    Sequential model = persistence.resumed ? std::move(*persistence.resumed) : model_from(config, features);
+    if (!persistence.resumed) compile_from(model, config);
     times.compile_seconds = phase_seconds();
     FitProfile fit_profile;
 

@@ -51,6 +51,15 @@ void settle_loss(FitConfig& config, const Tensor& labels, std::ostream* say);
 CLI::App* add_fit_command(CLI::App& app, FitFlags& flags);
 FitConfig resolve_fit_config(const FitFlags& flags);  // the config file, then the flags over it
 
+// The `onefit fit` flags among another subcommand's arguments (explain, sweep), over the config
+// file they name.
+FitConfig fit_config_from(const std::vector<std::string>& args, const std::string& command);
+
+// The config's layers on `features` inputs with its seed; compile_from compiles them with its
+// optimizer, learning rate, loss and metrics.
+Sequential model_from(const FitConfig& config, int64_t features);
+void compile_from(Sequential& model, const FitConfig& config);
+
 // fit_command.cpp: loads the data, builds and trains the model, prints the report; returns
 // the exit status.
 int run_fit(const FitConfig& config, bool profile = false);

@@ -84,20 +84,13 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
 }
 
 int run_sweep(const SweepFlags& flags) {
-    CLI::App parser("onefit sweep", "onefit sweep");
-    FitFlags fit_flags;
-    add_fit_command(parser, fit_flags);
-    std::vector<std::string> args(flags.rest.rbegin(), flags.rest.rend());  // CLI11 takes them reversed
-    args.push_back("fit");
-    parser.parse(args);
-    FitConfig config = resolve_fit_config(fit_flags);
+    FitConfig config = fit_config_from(flags.rest, "sweep");
     const SweepGrid grid = parse_grid(flags.grid);
     if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
 
     SplitData data = split_data(config);
     settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
-    Sequential model({data.x_train.dim(1)}, config.seed);
-    for (const Layer& layer : config.layers) model.add(layer);
+    const Sequential model = model_from(config, data.x_train.dim(1));
     const FitOptions options = fit_options(config, data);  // sweep() makes members silent
     const auto start = std::chrono::steady_clock::now();
     std::vector<SweepMember> members =

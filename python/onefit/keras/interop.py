@@ -51,12 +51,12 @@ def _layer(layer):
 
 
 def _metrics(keras_model):
-    # Keras 3 keeps compile()'s arguments in _compile_config; a metric object is named by .name.
+    # Keras 3 keeps compile()'s arguments in _compile_config; compile() names metric objects.
     compile_config = getattr(keras_model, "_compile_config", None)
     metrics = getattr(compile_config, "config", {}).get("metrics") if compile_config is not None else None
     if isinstance(metrics, dict):
         raise ValueError("from_keras: per-output metrics are not supported by onefit")
-    return [m if isinstance(m, str) else m.name for m in metrics or []]
+    return list(metrics or [])
 
 
 # onefit's native loss names and optimizer names -> Keras 3's classes.

@@ -4,8 +4,6 @@ import os
 import sys
 import warnings
 
-import numpy as np
-
 from onefit import _onefit
 from onefit import data as _data
 from onefit import warnings as _warnings
@@ -23,6 +21,8 @@ def _metric_names(metrics):
     for m in metrics or []:
         if isinstance(m, str):
             names.append(m)
+        elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
+            names.append(m.name)
         elif callable(m) and getattr(m, "__name__", None):
             names.append(m.__name__)
         else:
@@ -322,9 +322,7 @@ def _dataset_arrays(dataset, steps, what):
         raise ValueError(f"{what}: batch the dataset first (dataset.batch(n)), as Keras needs")
     if steps is None and dataset.cardinality() < 0:
         raise ValueError(f"{what}: the dataset is infinite (repeat()); give steps=")
-    rows, sizes = dataset._native.plan(dataset._iterations, -1 if steps is None else int(steps))
-    dataset._iterations += 1
-    index = np.asarray(rows, dtype=np.int64)
+    index, sizes = dataset._rows(-1 if steps is None else int(steps))
     return dataset._x[index], dataset._y[index], max(sizes) if sizes else 1
 
 
