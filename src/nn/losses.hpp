@@ -72,11 +72,12 @@ ONEFIT_HD ValueAndGrad<T> bce_logit_loss(T z, T y) {
 // writes dL/d(in) * scale.
 //   logits: lse(z) sum(y) - y.z, gradient softmax(z) sum(y) - y.
 //   probabilities: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q), gradient through q.
-// z and g are strided by kStride (members stacked in lanes, runtime/cpu/stacked_fit.hpp).
-template <class T, int64_t kStride = 1>
+// z and g are strided by kStride, labels by kYStride (members stacked in lanes,
+// runtime/cpu/stacked_fit.hpp).
+template <class T, int64_t kStride = 1, int64_t kYStride = 1>
 ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse, bool logits, T* g, T scale) {
     const int64_t label = sparse ? static_cast<int64_t>(yr[0]) : -1;
-    auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j]; };
+    auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j * kYStride]; };
     if (logits) {
         T m = z[0];
         for (int64_t j = 1; j < width; ++j) m = z[j * kStride] > m ? z[j * kStride] : m;
@@ -112,14 +113,15 @@ ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse
 }
 
 // One row of binary crossentropy from logits: the mean over the row, and with g, dL/dz * scale.
-// Labels are as wide as the row or one per row (y_width 1). z and g are strided by kStride.
-template <class T, int64_t kStride = 1>
+// Labels are as wide as the row or one per row (y_width 1). z and g are strided by kStride,
+// labels by kYStride.
+template <class T, int64_t kStride = 1, int64_t kYStride = 1>
 ONEFIT_HD T bce_logit_row(const T* z, const T* yr, int64_t width, int64_t y_width, T* g, T scale) {
     const int64_t y_step = y_width == 1 ? 0 : 1;
     const T row_scale = scale / T(width);
     T row = 0;
     for (int64_t j = 0; j < width; ++j) {
-        const ValueAndGrad<T> f = bce_logit_loss(z[j * kStride], yr[j * y_step]);
+        const ValueAndGrad<T> f = bce_logit_loss(z[j * kStride], yr[j * y_step * kYStride]);
         row += f.value;
         if (g) g[j * kStride] = f.grad * row_scale;
     }

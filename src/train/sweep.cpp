@@ -1,5 +1,5 @@
-// sweep(): the grid expanded into members. Members that can share SIMD lanes (one shape, one
-// batch order: runtime/cpu/stacked_fit.hpp) train as stacked programs of kLanes members each,
+// sweep(): the grid expanded into members. Members that can share SIMD lanes (one shape:
+// runtime/cpu/stacked_fit.hpp) train as stacked programs of kLanes members each,
 // the programs spread over the thread pool; the rest are each an ordinary build + compile + fit
 // on one thread of the pool (a fit inside a pool task runs its own parallel loops serially,
 // which gives the same bits as any thread count). Either way a member equals the configuration
@@ -49,7 +49,6 @@ void for_each_member(std::vector<SweepMember>& members, int64_t tasks, int64_t m
 bool fit_stacked(std::vector<Sequential>& models, std::vector<SweepMember>& members, const Tensor& x, const Tensor& y,
                  const FitOptions& options) {
     if (options.device != Device::cpu) return false;
-    if (options.shuffle && !options.seed) return false;  // each member's seed would shuffle its own way
     const TrainingProgram& first = models.front().program();
     std::vector<std::string> warnings;
     train::ArrayFit fit;
@@ -66,9 +65,13 @@ bool fit_stacked(std::vector<Sequential>& models, std::vector<SweepMember>& memb
     for_each_member(members, (count + lanes - 1) / lanes, lanes, [&](int64_t group) {
         const int64_t begin = group * lanes, end = std::min(count, begin + lanes);
         std::vector<TrainingProgram*> programs;
-        for (int64_t i = begin; i < end; ++i) programs.push_back(&models[static_cast<size_t>(i)].program_state());
+        std::vector<uint64_t> seeds;  // each member's fit seed: its shuffle
+        for (int64_t i = begin; i < end; ++i) {
+            programs.push_back(&models[static_cast<size_t>(i)].program_state());
+            seeds.push_back(options.seed.value_or(members[static_cast<size_t>(i)].seed));
+        }
         const std::vector<cpu::StackedResult> results =
-            cpu::fit_stacked(programs, fit.plan, metrics, options.initial_epoch, options.epochs);
+            cpu::fit_stacked(programs, fit.plan, metrics, seeds, options.initial_epoch, options.epochs);
         for (int64_t i = begin; i < end; ++i) {  // the History as fit() records it
             const cpu::StackedResult& r = results[static_cast<size_t>(i - begin)];
             SweepMember& m = members[static_cast<size_t>(i)];

@@ -109,6 +109,10 @@ TEST(Sweep, StackedSeedShapedMembersEqualTheirFitsAlone) {
     };
     expect_stacked_members_equal_fits_alone(layers, Adam(), loss_from_name("logcosh"), CompileOptions{{"accuracy"}},
                                             iris.x, iris.y, o, SweepGrid{{0.001f, 0.01f, 0.1f}, {0, 1, 2, 3, 4}});
+    // Keras's default: shuffled, each member by its own seed (each lane gathers its own rows).
+    o.shuffle = true;
+    expect_stacked_members_equal_fits_alone(layers, Adam(), loss_from_name("logcosh"), CompileOptions{{"accuracy"}},
+                                            iris.x, iris.y, o, SweepGrid{{0.001f, 0.01f, 0.1f}, {0, 1, 2, 3, 4}});
 }
 
 TEST(Sweep, StackedMembersOfEveryKernelShapeEqualTheirFitsAlone) {
@@ -137,13 +141,14 @@ TEST(Sweep, StackedClassifiersWithFusedCrossentropyEqualTheirFitsAlone) {
     // crossentropy: the loss takes the logits, as in a single fit; RMSprop and Adagrad.
     const LabeledData iris = load_iris();
     FitOptions o;
-    o.batch_size = 32, o.epochs = 4, o.validation_split = 0.25, o.shuffle = false, o.verbose = 0;
+    o.batch_size = 32, o.epochs = 4, o.validation_split = 0.25, o.verbose = 0;
     const auto softmax = [](uint64_t seed) {
         Sequential m({4}, seed);
         m.add(Dense(12, "tanh")).add(Dense(3, "softmax"));
         return m;
     };
     const SweepGrid grid{{0.002f, 0.02f}, {1, 2, 3}};
+    o.shuffle = true;  // each member by its own seed: labels gathered lane by lane
     expect_stacked_members_equal_fits_alone(softmax, RMSprop(), loss_from_name("sparse_categorical_crossentropy"),
                                             CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
     Tensor one_hot({iris.y.rows(), 3});

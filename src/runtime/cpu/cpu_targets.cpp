@@ -60,8 +60,9 @@ int64_t stack_lanes() { return cpu::StackedFit::L; }
 bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return cpu::can_stack(program, plan); }
 
 std::vector<cpu::StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-                                            const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
-    return cpu::StackedFit(members, plan, metrics).run(first, last);
+                                            const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds,
+                                            int64_t first, int64_t last) {
+    return cpu::StackedFit(members, plan, metrics, seeds).run(first, last);
 }
 
 }  // namespace onefit::HWY_NAMESPACE
@@ -81,7 +82,8 @@ using Predict = void (*)(const TrainingProgram&, const float*, int64_t, int64_t,
 using StackLanes = int64_t (*)();
 using CanStack = bool (*)(const TrainingProgram&, const FitPlan&);
 using FitStacked = std::vector<StackedResult> (*)(const std::vector<TrainingProgram*>&, const FitPlan&,
-                                                  const std::vector<nn::Metric>&, int64_t, int64_t);
+                                                  const std::vector<nn::Metric>&, const std::vector<uint64_t>&,
+                                                  int64_t, int64_t);
 
 struct Target {
     const char* name;
@@ -179,8 +181,9 @@ int64_t stack_lanes() { return current().stack_lanes(); }
 bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return current().can_stack(program, plan); }
 
 std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-                                       const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
-    return current().fit_stacked(members, plan, metrics, first, last);
+                                       const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds,
+                                       int64_t first, int64_t last) {
+    return current().fit_stacked(members, plan, metrics, seeds, first, last);
 }
 
 std::string simd_target() { return current().name; }

@@ -14,8 +14,9 @@
 //
 // What it covers (can_stack): Dense layers on the register kernels (no BLAS), any activation
 // (softmax on the last layer only), every loss (crossentropies fused with their softmax or
-// sigmoid as in a single fit), every optimizer, arrays (not Datasets), no Dropout. The caller gives all members
-// one plan, so one batch order: unshuffled, or one shuffle seed. Anything else fits member by
+// sigmoid as in a single fit), every optimizer, arrays (not Datasets), no Dropout. Members that
+// see the same batches (unshuffled, or one shuffle seed) share the batch's features; members
+// shuffled by their own seeds gather their own rows into lanes. Anything else fits member by
 // member.
 // Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
 #if defined(ONEFIT_RUNTIME_CPU_STACKED_FIT_HPP) == defined(HWY_TARGET_TOGGLE)
@@ -28,6 +29,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "core/denormals.hpp"
@@ -65,13 +67,22 @@ public:
     using V = simd::V;
 
     // members: 1 to L programs of one shape and optimizer kind (a sweep's). Lanes past the
-    // members repeat the last one; their results are dropped.
+    // members repeat the last one; their results are dropped. seeds: each member's fit seed (its
+    // shuffle); the plan's seed when empty.
     StackedFit(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-               const std::vector<nn::Metric>& metrics)
+               const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds)
         : members_(members), program_(*members.front()), plan_(plan), metrics_(metrics),
+          lane_plans_(static_cast<size_t>(L), plan),
           schedule_(plan_, plan_.x.rows),
           max_rows_(std::max(schedule_.max_batch_rows(), max_validation_batch(plan_))),
           data_(pack_fit_data<float>(program_, plan_, max_rows_)) {
+        for (int64_t m = 0; m < L && plan.shuffle && !seeds.empty(); ++m) {
+            const uint64_t seed = seeds[static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(seeds.size()) - 1))];
+            own_batches_ = own_batches_ || seed != seeds.front();
+            lane_plans_[static_cast<size_t>(m)].seed = seed;
+        }
+        if (own_batches_)
+            for (const FitPlan& p : lane_plans_) lane_schedules_.push_back(std::make_unique<BatchSchedule>(p, p.x.rows));
         const int64_t n = program_.param_count(), slots = nn::optimizer_slot_count(program_.optimizer);
         params_.resize(static_cast<size_t>(n * L)), grads_.resize(params_.size());
         slots_.resize(static_cast<size_t>(n * slots * L));
@@ -89,8 +100,10 @@ public:
         }
         values_.resize(static_cast<size_t>(max_rows_ * program_.output_width * L));
         member_out_.resize(static_cast<size_t>(max_rows_ * program_.output_width));
-        batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width));
+        batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width * (own_batches_ ? L : 1)));
         batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
+        lane_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width * L));
+        member_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
         results_.resize(members.size());
         for (StackedResult& r : results_) r.logs.resize(static_cast<size_t>(plan_.epochs)), r.end_epoch = -1;
     }
@@ -101,7 +114,8 @@ public:
         DenormalsAreZero denormals;
         for (int64_t epoch = first; epoch < last; ++epoch) {
             epoch_ = epoch;
-            const int64_t steps = schedule_.begin_epoch();
+            int64_t steps = schedule_.begin_epoch();  // every lane's schedule has the same batch sizes
+            for (auto& lane : lane_schedules_) steps = lane->begin_epoch();
             for (int64_t s = 0; s < steps; ++s) train_step(schedule_.next_batch());
             validate();
             bool running = false;
@@ -134,25 +148,45 @@ private:
         p.optimizer_step = step_;
     }
 
+    // The first op's input: the batch's features shared by every member, or each member's own
+    // rows lane by lane (lanes true).
+    struct Input {
+        const float* x;
+        bool lanes;
+    };
+
     void train_step(const ScheduledBatch& b) {
-        const int64_t xw = data_.x_width, yw = data_.y_width;
+        const int64_t xw = data_.x_width, yw = data_.y_width, rows = b.count;
         const float* x = data_.x.data() + b.first_row * xw;
         const float* y = data_.y.data() + b.first_row * yw;
-        if (b.rows) {  // one shuffle for all members: gather the batch's rows once
-            for (int64_t r = 0; r < b.count; ++r) {
-                std::memcpy(batch_x_.data() + r * xw, data_.x.data() + b.rows[r] * xw, sizeof(float) * xw);
-                std::memcpy(batch_y_.data() + r * yw, data_.y.data() + b.rows[r] * yw, sizeof(float) * yw);
+        if (own_batches_) {  // each member its own shuffle: gather its rows into its lane
+            for (int64_t m = 0; m < L; ++m) {
+                const ScheduledBatch mine = lane_schedules_[static_cast<size_t>(m)]->next_batch();
+                for (int64_t r = 0; r < rows; ++r) {
+                    const int64_t row = mine.rows ? mine.rows[r] : mine.first_row + r;
+                    for (int64_t k = 0; k < xw; ++k) batch_x_[static_cast<size_t>((r * xw + k) * L + m)] = data_.x.data()[row * xw + k];
+                    for (int64_t j = 0; j < yw; ++j) lane_y_[static_cast<size_t>((r * yw + j) * L + m)] = data_.y.data()[row * yw + j];
+                }
             }
-            x = batch_x_.data(), y = batch_y_.data();
+        } else {
+            if (b.rows) {  // one shuffle for all members: gather the batch's rows once
+                for (int64_t r = 0; r < rows; ++r) {
+                    std::memcpy(batch_x_.data() + r * xw, data_.x.data() + b.rows[r] * xw, sizeof(float) * xw);
+                    std::memcpy(batch_y_.data() + r * yw, data_.y.data() + b.rows[r] * yw, sizeof(float) * yw);
+                }
+                x = batch_x_.data(), y = batch_y_.data();
+            }
+            broadcast_labels(y, rows);
         }
-        const int64_t rows = b.count, n = static_cast<int64_t>(program_.ops.size());
-        for (int64_t i = 0; i < n; ++i) forward_op(i, x, rows);
-        loss_and_output_gradient<true>(y, rows, [&](size_t m) -> LogSums& {
+        const Input in{own_batches_ ? batch_x_.data() : x, own_batches_};
+        const int64_t n = static_cast<int64_t>(program_.ops.size());
+        for (int64_t i = 0; i < n; ++i) forward_op(i, in, rows);
+        loss_and_output_gradient<true>(rows, [&](size_t m) -> LogSums& {
             return results_[m].logs[static_cast<size_t>(epoch_)].train;
         });
         for (int64_t i = n; i-- > 0;) {
             if (i + 1 < n) activation_backward_op(i, rows);
-            params_backward_op(i, x, rows);
+            params_backward_op(i, in, rows);
         }
         ++step_;
         optimizer_update();
@@ -161,25 +195,32 @@ private:
     void validate() {
         int64_t row = 0;
         for (int64_t rows : data_.val_batches) {
-            const float* x = data_.val_x.data() + row * data_.x_width;
-            for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), x, rows);
-            loss_and_output_gradient<false>(data_.val_y.data() + row * data_.y_width, rows, [&](size_t m) -> LogSums& {
+            const Input in{data_.val_x.data() + row * data_.x_width, false};
+            broadcast_labels(data_.val_y.data() + row * data_.y_width, rows);
+            for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), in, rows);
+            loss_and_output_gradient<false>(rows, [&](size_t m) -> LogSums& {
                 return results_[m].logs[static_cast<size_t>(epoch_)].validation;
             });
             row += rows;
         }
     }
 
+    // The batch's labels (rows x y_width, the same for every member) into every lane.
+    void broadcast_labels(const float* y, int64_t rows) {
+        for (int64_t e = 0; e < rows * data_.y_width; ++e) hn::StoreU(hn::Set(D(), y[e]), D(), lane_y_.data() + e * L);
+    }
+
     float* out(int64_t i) { return a_[static_cast<size_t>(i)].empty() ? z_[static_cast<size_t>(i)].data() : a_[static_cast<size_t>(i)].data(); }
     const float* weights(const DenseOp& d) const { return params_.data() + d.weight * L; }
 
     // Op i's input at (row r, column k): the batch's feature, the same for every member, or the
-    // previous op's output lane by lane.
+    // members' own rows or the previous op's output, lane by lane.
     template <class F>
-    void with_input(int64_t i, const float* x, F&& f) {
+    void with_input(int64_t i, const Input& input, F&& f) {
         const int64_t width = program_.ops[static_cast<size_t>(i)].in_width;
-        if (i == 0) return f([=](int64_t r, int64_t k) { return hn::Set(D(), x[r * width + k]); });
-        const float* prev = out(i - 1);
+        const float* x = input.x;
+        if (i == 0 && !input.lanes) return f([=](int64_t r, int64_t k) { return hn::Set(D(), x[r * width + k]); });
+        const float* prev = i == 0 ? x : out(i - 1);
         f([=](int64_t r, int64_t k) { return hn::LoadU(D(), prev + (r * width + k) * L); });
     }
 
@@ -199,7 +240,7 @@ private:
         return nn::lanes_tree_sum(part);
     }
 
-    void forward_op(int64_t i, const float* x, int64_t rows) {
+    void forward_op(int64_t i, const Input& x, int64_t rows) {
         const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
         const float* w = weights(d);
         const float* bias = d.use_bias ? params_.data() + d.bias * L : nullptr;
@@ -260,7 +301,9 @@ private:
     // The loss of every member over the batch into its sums (and metrics), and with kGrad dL/dz
     // of the last op into its da: CpuExecutor's output_loss, activation backward and add_metrics.
     template <bool kGrad, class Sums>
-    void loss_and_output_gradient(const float* y, int64_t rows, Sums&& sums_of) {
+    void loss_and_output_gradient(int64_t rows, Sums&& sums_of) {
+        const float* y = lane_y_.data();
+        const int64_t yw = data_.y_width;
         const int64_t last = static_cast<int64_t>(program_.ops.size()) - 1, width = program_.output_width;
         const DenseOp& d = program_.ops.back().dense;
         const float* p = out(last);
@@ -273,8 +316,9 @@ private:
             s.samples += rows;
             if (metrics_.empty()) continue;
             for (int64_t e = 0; e < rows * width; ++e) member_out_[static_cast<size_t>(e)] = p[e * L + static_cast<int64_t>(m)];
+            for (int64_t e = 0; e < rows * yw; ++e) member_y_[static_cast<size_t>(e)] = y[e * L + static_cast<int64_t>(m)];
             for (size_t k = 0; k < metrics_.size(); ++k)
-                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), y, rows, width, data_.y_width);
+                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), member_y_.data(), rows, width, yw);
         }
         if constexpr (kGrad) {
             if (program_.loss_takes_logits) return;  // the loss gave dL/dz
@@ -293,7 +337,7 @@ private:
     }
 
     // Each member's loss summed over the batch's rows, as nn::loss_forward_backward sums it, and
-    // with kGrad its gradient (times 1 / rows) into the last op's da.
+    // with kGrad its gradient (times 1 / rows) into the last op's da. Labels y lane by lane.
     template <bool kGrad>
     void batch_loss(const float* in, const float* y, int64_t rows, double* loss) {
         const int64_t width = program_.output_width, y_width = data_.y_width;
@@ -307,17 +351,17 @@ private:
                 const int64_t w = W ? W : width;
                 for (int64_t r = 0; r < rows; ++r) {
                     alignas(64) float row[L];
-                    const float* yr = y + r * y_width;
+                    const float* yr = y + r * y_width * L;
                     if (nn::is_row_loss(kind)) {
 #pragma omp simd
                         for (int64_t m = 0; m < L; ++m)
-                            row[m] = nn::crossentropy_row<float, L>(in + r * w * L + m, yr, w, sparse, logits,
-                                                                    kGrad ? grad + r * w * L + m : nullptr, scale);
+                            row[m] = nn::crossentropy_row<float, L, L>(in + r * w * L + m, yr + m, w, sparse, logits,
+                                                                       kGrad ? grad + r * w * L + m : nullptr, scale);
                     } else {
 #pragma omp simd
                         for (int64_t m = 0; m < L; ++m)
-                            row[m] = nn::bce_logit_row<float, L>(in + r * w * L + m, yr, w, y_width,
-                                                                 kGrad ? grad + r * w * L + m : nullptr, scale);
+                            row[m] = nn::bce_logit_row<float, L, L>(in + r * w * L + m, yr + m, w, y_width,
+                                                                    kGrad ? grad + r * w * L + m : nullptr, scale);
                     }
                     for (int64_t m = 0; m < L; ++m) loss[m] += static_cast<double>(row[m]);
                 }
@@ -327,10 +371,9 @@ private:
         nn::with_elementwise_loss(kind, [&]<LossKind K>() {
             const float row_scale = scale / static_cast<float>(width), delta = static_cast<float>(program_.loss.delta);
             for (int64_t e = 0; e < rows * width; ++e) {
-                const float label = y[e];
 #pragma omp simd
                 for (int64_t m = 0; m < L; ++m) {
-                    const nn::ValueAndGrad<float> f = nn::element_loss<K>(in[e * L + m], label, delta);
+                    const nn::ValueAndGrad<float> f = nn::element_loss<K>(in[e * L + m], y[e * L + m], delta);
                     values_[static_cast<size_t>(e * L + m)] = f.value;
                     if constexpr (kGrad) grad[e * L + m] = f.grad * row_scale;
                 }
@@ -358,7 +401,7 @@ private:
 
     // From dL/dz of op i: its weight and bias gradients (sums over rows in order, from zero) and,
     // unless it is the first op, dL/d(its input) into the previous op's da.
-    void params_backward_op(int64_t i, const float* x, int64_t rows) {
+    void params_backward_op(int64_t i, const Input& x, int64_t rows) {
         const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
         const float* dz = da_[static_cast<size_t>(i)].data();
         const auto dz_at = [&](int64_t r, int64_t j) { return hn::LoadU(D(), dz + (r * d.out + j) * L); };
@@ -458,7 +501,10 @@ private:
     const TrainingProgram& program_;  // the first member's: the shape all share
     FitPlan plan_;
     std::vector<nn::Metric> metrics_;
+    std::vector<FitPlan> lane_plans_;  // the plan with each lane's seed
     BatchSchedule schedule_;
+    bool own_batches_ = false;  // members shuffle by their own seeds
+    std::vector<std::unique_ptr<BatchSchedule>> lane_schedules_;
     int64_t max_rows_;
     PackedData<float> data_;
     // Lane-interleaved: element e of member m at e * L + m.
@@ -466,7 +512,9 @@ private:
     std::vector<std::vector<float>> z_, a_, da_;
     std::vector<float> values_;      // the last batch's per-element loss values
     std::vector<float> member_out_;  // one member's outputs, for its metrics
-    std::vector<float> batch_x_, batch_y_;
+    std::vector<float> batch_x_, batch_y_;  // a shared batch's rows, or every lane's (own_batches_)
+    std::vector<float> lane_y_;             // the batch's labels lane by lane
+    std::vector<float> member_y_;           // one member's labels, for its metrics
     int64_t step_ = 0, epoch_ = 0;
     std::vector<StackedResult> results_;
 };
