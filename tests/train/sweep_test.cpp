@@ -1,5 +1,5 @@
 // sweep(): every member bit-identical to its configuration built, compiled and fitted alone,
-// with shuffling, dropout and validation on (members fitted one by one) and for members stacked
+// with shuffling, dropout and validation on (members fitted side by side) and for members stacked
 // in SIMD lanes (runtime/cpu/stacked_fit.hpp) on every SIMD target this CPU has; the grid's
 // order; errors that name the member.
 #include <gtest/gtest.h>
@@ -27,18 +27,38 @@ FitOptions fit_options() {
     return o;
 }
 
+// Whether sweep() stacks members of this configuration (or fits them side by side).
+bool stacks(Sequential model, const Optimizer& optimizer, const Loss& loss, const CompileOptions& compile,
+            const Tensor& x, const Tensor& y, const FitOptions& options) {
+    model.compile(optimizer, loss, compile);
+    train::ArrayFit fit;
+    std::vector<std::string> warnings;
+    train::prepare_array_fit(model.program(), x, y, options, warnings, fit);
+    train::complete_plan(fit.plan, fit.rest, 0);
+    return cpu::can_stack(model.program(), fit.plan);
+}
+
+// Members fitted side by side (a layer of 16 x 40 >= 512 weights goes to BLAS, which the stack
+// does not take).
+Sequential side_by_side(uint64_t seed) {
+    Sequential model({4}, seed);
+    model.add(Dense(16, "relu")).add(Dropout(0.2f)).add(Dense(40, "relu")).add(Dense(3, "softmax"));
+    return model;
+}
+
 TEST(Sweep, EveryMemberEqualsItsConfigurationFittedAlone) {
     const LabeledData iris = load_iris();
     const Loss loss = loss_from_name("sparse_categorical_crossentropy");
     const SweepGrid grid{{0.001f, 0.01f, 0.1f}, {3, 4}};
+    ASSERT_FALSE(stacks(side_by_side(0), Adam(), loss, CompileOptions{{"accuracy"}}, iris.x, iris.y, fit_options()));
     const std::vector<SweepMember> members =
-        sweep(layers_only(0), Adam(), loss, CompileOptions{{"accuracy"}}, iris.x, iris.y, fit_options(), grid);
+        sweep(side_by_side(0), Adam(), loss, CompileOptions{{"accuracy"}}, iris.x, iris.y, fit_options(), grid);
     ASSERT_EQ(members.size(), 6u);
     for (size_t i = 0; i < members.size(); ++i) {
         const SweepMember& m = members[i];
         EXPECT_EQ(m.learning_rate, grid.learning_rates[i / 2]) << i;  // learning rate major
         EXPECT_EQ(m.seed, grid.seeds[i % 2]) << i;
-        Sequential alone = layers_only(m.seed);
+        Sequential alone = side_by_side(m.seed);
         alone.compile(Adam(m.learning_rate), loss, CompileOptions{{"accuracy"}});
         const History h = alone.fit(iris.x, iris.y, fit_options());
         EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << i;
@@ -64,15 +84,8 @@ void expect_stacked_members_equal_fits_alone(const std::function<Sequential(uint
     for (const std::string& target : cpu_simd_targets()) {
         SCOPED_TRACE("SIMD target " + target);
         set_cpu_simd_target(target);
-        {  // the configuration is one sweep() stacks (else this test would pass on the fallback)
-            Sequential probe = layers(0);
-            probe.compile(base, loss, compile);
-            train::ArrayFit fit;
-            std::vector<std::string> warnings;
-            train::prepare_array_fit(probe.program(), x, y, options, warnings, fit);
-            train::complete_plan(fit.plan, fit.rest, 0);
-            ASSERT_TRUE(cpu::can_stack(probe.program(), fit.plan));
-        }
+        // the configuration is one sweep() stacks (else this test would pass on the fallback)
+        ASSERT_TRUE(stacks(layers(0), base, loss, compile, x, y, options));
         const std::vector<SweepMember> members = sweep(layers(0), base, loss, compile, x, y, options, grid);
         ASSERT_EQ(members.size(), grid.learning_rates.size() * grid.seeds.size());
         for (size_t i = 0; i < members.size(); ++i) {
@@ -166,6 +179,15 @@ TEST(Sweep, StackedClassifiersWithFusedCrossentropyEqualTheirFitsAlone) {
     };
     expect_stacked_members_equal_fits_alone(sigmoid, Adagrad(), loss_from_name("binary_crossentropy"),
                                             CompileOptions{{"accuracy"}}, iris.x, is_setosa, o, grid);
+}
+
+TEST(Sweep, StackedMembersWithDropoutEqualTheirFitsAlone) {
+    // Each member draws its own masks (its seed's), shuffled by its own seed, validation off the
+    // masks; AdamW.
+    const LabeledData iris = load_iris();
+    expect_stacked_members_equal_fits_alone(layers_only, AdamW(), loss_from_name("sparse_categorical_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, iris.y, fit_options(),
+                                            SweepGrid{{0.003f, 0.03f}, {4, 5, 6, 7, 8}});
 }
 
 TEST(Sweep, AnEmptyAxisIsTheModelsOwnValue) {

@@ -14,7 +14,7 @@
 //
 // What it covers (can_stack): Dense layers on the register kernels (no BLAS), any activation
 // (softmax on the last layer only), every loss (crossentropies fused with their softmax or
-// sigmoid as in a single fit), every optimizer, arrays (not Datasets), no Dropout. Members that
+// sigmoid as in a single fit), every optimizer, Dropout (not first), arrays (not Datasets). Members that
 // see the same batches (unshuffled, or one shuffle seed) share the batch's features; members
 // shuffled by their own seeds gather their own rows into lanes. Anything else fits member by
 // member.
@@ -48,7 +48,8 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
     if (plan.dataset || plan.val_dataset) return false;
     for (size_t i = 0; i < program.ops.size(); ++i) {
         const ProgramOp& op = program.ops[i];
-        if (op.kind != Layer::Kind::Dense || op.dense.use_blas) return false;
+        if (op.kind == Layer::Kind::Dropout && i == 0) return false;  // (its input would be the shared batch)
+        if (op.kind == Layer::Kind::Dense && op.dense.use_blas) return false;
         if (op.dense.activation == Activation::softmax && i + 1 != program.ops.size()) return false;
     }
     const int64_t y_width = packed_label_width(program, plan.y_width);
@@ -76,10 +77,13 @@ public:
           schedule_(plan_, plan_.x.rows),
           max_rows_(std::max(schedule_.max_batch_rows(), max_validation_batch(plan_))),
           data_(pack_fit_data<float>(program_, plan_, max_rows_)) {
-        for (int64_t m = 0; m < L && plan.shuffle && !seeds.empty(); ++m) {
-            const uint64_t seed = seeds[static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(seeds.size()) - 1))];
-            own_batches_ = own_batches_ || seed != seeds.front();
-            lane_plans_[static_cast<size_t>(m)].seed = seed;
+        for (int64_t m = 0; m < L; ++m) {
+            if (!seeds.empty()) {
+                const uint64_t seed = seeds[static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(seeds.size()) - 1))];
+                own_batches_ = own_batches_ || (plan.shuffle && seed != seeds.front());
+                lane_plans_[static_cast<size_t>(m)].seed = seed;
+            }
+            dropout_seed_[m] = lane_plans_[static_cast<size_t>(m)].seed ^ 0x44524f50ull;  // as CpuFit's
         }
         if (own_batches_)
             for (const FitPlan& p : lane_plans_) lane_schedules_.push_back(std::make_unique<BatchSchedule>(p, p.x.rows));
@@ -95,8 +99,9 @@ public:
         step_ = program_.optimizer_step;
         for (const ProgramOp& op : program_.ops) {
             const size_t size = static_cast<size_t>(max_rows_ * op.out_width * L);
-            z_.emplace_back(size), da_.emplace_back(size);
-            a_.emplace_back(op.dense.activation == Activation::linear ? 0 : size);
+            const bool dropout = op.kind == Layer::Kind::Dropout;
+            z_.emplace_back(dropout ? 0 : size), da_.emplace_back(size), mask_.emplace_back(dropout ? size : 0);
+            a_.emplace_back(!dropout && op.dense.activation == Activation::linear ? 0 : size);
         }
         values_.resize(static_cast<size_t>(max_rows_ * program_.output_width * L));
         member_out_.resize(static_cast<size_t>(max_rows_ * program_.output_width));
@@ -185,7 +190,7 @@ private:
             return results_[m].logs[static_cast<size_t>(epoch_)].train;
         });
         for (int64_t i = n; i-- > 0;) {
-            if (i + 1 < n) activation_backward_op(i, rows);
+            if (i + 1 < n && program_.ops[static_cast<size_t>(i)].kind == Layer::Kind::Dense) activation_backward_op(i, rows);
             params_backward_op(i, in, rows);
         }
         ++step_;
@@ -197,7 +202,7 @@ private:
         for (int64_t rows : data_.val_batches) {
             const Input in{data_.val_x.data() + row * data_.x_width, false};
             broadcast_labels(data_.val_y.data() + row * data_.y_width, rows);
-            for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), in, rows);
+            for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), in, rows, false);
             loss_and_output_gradient<false>(rows, [&](size_t m) -> LogSums& {
                 return results_[m].logs[static_cast<size_t>(epoch_)].validation;
             });
@@ -240,7 +245,24 @@ private:
         return nn::lanes_tree_sum(part);
     }
 
-    void forward_op(int64_t i, const Input& x, int64_t rows) {
+    // Inverted dropout with each member's own mask (its seed's key), as CpuExecutor draws it.
+    void dropout_forward(int64_t i, int64_t rows, bool training) {
+        const ProgramOp& op = program_.ops[static_cast<size_t>(i)];
+        const float rate = op.dropout_rate, keep = nn::dropout_keep_scale<float>(rate);
+        uint64_t key[L];
+        for (int64_t m = 0; m < L; ++m) key[m] = dropout_key(dropout_seed_[m], step_, i);
+        const float* in = out(i - 1);
+        float* mask = mask_[static_cast<size_t>(i)].data();
+        float* o = a_[static_cast<size_t>(i)].data();
+        for (int64_t e = 0; e < rows * op.out_width; ++e)
+            for (int64_t m = 0; m < L; ++m) {
+                mask[e * L + m] = nn::dropout_mask<float>(training, rate, keep, key[m], static_cast<uint64_t>(e));
+                o[e * L + m] = in[e * L + m] * mask[e * L + m];
+            }
+    }
+
+    void forward_op(int64_t i, const Input& x, int64_t rows, bool training = true) {
+        if (program_.ops[static_cast<size_t>(i)].kind == Layer::Kind::Dropout) return dropout_forward(i, rows, training);
         const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
         const float* w = weights(d);
         const float* bias = d.use_bias ? params_.data() + d.bias * L : nullptr;
@@ -402,6 +424,14 @@ private:
     // From dL/dz of op i: its weight and bias gradients (sums over rows in order, from zero) and,
     // unless it is the first op, dL/d(its input) into the previous op's da.
     void params_backward_op(int64_t i, const Input& x, int64_t rows) {
+        if (program_.ops[static_cast<size_t>(i)].kind == Layer::Kind::Dropout) {  // din = dout * mask
+            const float* dout = da_[static_cast<size_t>(i)].data();
+            const float* mask = mask_[static_cast<size_t>(i)].data();
+            float* din = da_[static_cast<size_t>(i - 1)].data();
+            for (int64_t e = 0, n = rows * program_.ops[static_cast<size_t>(i)].out_width * L; e < n; ++e)
+                din[e] = dout[e] * mask[e];
+            return;
+        }
         const DenseOp d = program_.ops[static_cast<size_t>(i)].dense;  // a copy: no reloads after stores
         const float* dz = da_[static_cast<size_t>(i)].data();
         const auto dz_at = [&](int64_t r, int64_t j) { return hn::LoadU(D(), dz + (r * d.out + j) * L); };
@@ -509,7 +539,8 @@ private:
     PackedData<float> data_;
     // Lane-interleaved: element e of member m at e * L + m.
     std::vector<float> params_, grads_, slots_;
-    std::vector<std::vector<float>> z_, a_, da_;
+    std::vector<std::vector<float>> z_, a_, da_, mask_;  // (Dropout: mask and output only)
+    uint64_t dropout_seed_[L] = {};
     std::vector<float> values_;      // the last batch's per-element loss values
     std::vector<float> member_out_;  // one member's outputs, for its metrics
     std::vector<float> batch_x_, batch_y_;  // a shared batch's rows, or every lane's (own_batches_)
