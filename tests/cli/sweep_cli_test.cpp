@@ -2,6 +2,11 @@
 // experiment at that learning rate and seed), members ranked by val_loss; bad grids exit 2.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "onefit/onefit.hpp"
@@ -43,6 +48,36 @@ TEST(CliSweep, EachMemberIsTheLibrarysFitOfItsConfigurationRankedByValLoss) {
     EXPECT_NE(text.out.find("10 members on iris"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("\n    3  "), std::string::npos) << text.out;
     EXPECT_EQ(text.out.find("\n    4  "), std::string::npos) << text.out;
+}
+
+TEST(CliSweep, CsvRowsAreTheRankedMembersAndTextSummarisesEachRateOverItsSeeds) {
+    const CliResult r = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--grid", "seed=3..5", "--csv"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> lines;
+    for (size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1)
+        lines.push_back(r.out.substr(start, end - start));
+    ASSERT_EQ(lines.size(), 7u) << r.out;
+    EXPECT_EQ(lines[0], "rank,learning_rate,seed,epochs,loss,val_loss");
+    double previous = -1;
+    for (size_t i = 1; i < lines.size(); ++i) {
+        float rate = 0;
+        unsigned long long seed = 0;
+        size_t rank = 0, epochs = 0;
+        double loss = 0, val_loss = 0;
+        ASSERT_EQ(std::sscanf(lines[i].c_str(), "%zu,%g,%llu,%zu,%lg,%lg", &rank, &rate, &seed, &epochs, &loss, &val_loss), 6)
+            << lines[i];
+        EXPECT_EQ(rank, i);
+        EXPECT_EQ(epochs, 20u);
+        const onefit::History h = seed_experiment(rate, seed);
+        EXPECT_NEAR(val_loss, h["val_loss"].back(), 1e-8 * std::abs(val_loss));  // %.9g
+        EXPECT_GE(val_loss, previous);
+        previous = val_loss;
+    }
+    const CliResult text = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--grid", "seed=3..5"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("by learning_rate, the last val_loss over seeds"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("(3 seeds)"), std::string::npos) << text.out;
+    EXPECT_EQ(run_cli({"sweep", "--json", "--csv"}).exit_code, 2);
 }
 
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "fit_command.hpp"
@@ -64,12 +67,32 @@ double score(const SweepMember& m) {
     return it == h.end() || it->second.empty() ? 0.0 : it->second.back();
 }
 
+// Per learning rate with several seeds: the mean and standard deviation of the ranking score
+// over its seeds, best mean first (how much of a rate's result is its seed's luck).
+void print_rate_summary(const std::vector<SweepMember>& members, bool validation) {
+    std::map<float, std::vector<double>> by_rate;
+    for (const SweepMember& m : members) by_rate[m.learning_rate].push_back(score(m));
+    if (by_rate.empty() || by_rate.begin()->second.size() < 2) return;
+    std::vector<std::tuple<double, double, float, size_t>> rows;  // mean, std, rate, seeds
+    for (const auto& [rate, scores] : by_rate) {
+        double mean = 0, var = 0;
+        for (double v : scores) mean += v;
+        mean /= static_cast<double>(scores.size());
+        for (double v : scores) var += (v - mean) * (v - mean);
+        rows.emplace_back(mean, std::sqrt(var / static_cast<double>(scores.size() - 1)), rate, scores.size());
+    }
+    std::sort(rows.begin(), rows.end());
+    std::printf("by learning_rate, the last %s over seeds (mean, standard deviation):\n", validation ? "val_loss" : "loss");
+    for (const auto& [mean, sd, rate, n] : rows)
+        std::printf("  %13g  %12.6f  %12.6f  (%zu seeds)\n", static_cast<double>(rate), mean, sd, n);
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     CLI::App* sweep = app.add_subcommand(
-        "sweep", "Train the fit a config describes once per grid point (learning rates x seeds), members side by "
-                 "side on the cores, and rank them. Takes every `onefit fit` argument.");
+        "sweep", "Train the fit a config describes once per grid point (learning rates x seeds), small members "
+                 "stacked in SIMD lanes on every core, and rank them. Takes every `onefit fit` argument.");
     sweep->footer(
         "Examples:\n"
         "  onefit sweep --grid learning_rate=0.001,0.01,0.1 --grid seed=0..9\n"
@@ -77,7 +100,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... or seed=A,B,... or seed=FIRST..LAST")
         ->type_name("AXIS=VALUES");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
-    sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
+    CLI::Option* json =
+        sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
+    sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, epochs, final logs")
+        ->excludes(json);
     sweep->allow_extras();
     sweep->prefix_command(false);
     return sweep;
@@ -111,6 +137,22 @@ int run_sweep(const SweepFlags& flags) {
         std::cout << out.dump(2) << "\n";
         return 0;
     }
+    if (flags.csv) {
+        std::vector<std::string> keys;  // the final logs' names, as History orders them
+        if (!members.empty())
+            for (const auto& [key, values] : members.front().history.history) keys.push_back(key);
+        std::printf("rank,learning_rate,seed,epochs");
+        for (const std::string& key : keys) std::printf(",%s", key.c_str());
+        std::printf("\n");
+        for (size_t i = 0; i < members.size(); ++i) {
+            const SweepMember& m = members[i];
+            std::printf("%zu,%.9g,%llu,%zu", i + 1, static_cast<double>(m.learning_rate),
+                        static_cast<unsigned long long>(m.seed), m.history.epoch.size());
+            for (const std::string& key : keys) std::printf(",%.9g", m.history.history.at(key).back());
+            std::printf("\n");
+        }
+        return 0;
+    }
     const bool validation = !members.empty() && members.front().history.history.count("val_loss");
     std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds,
                 validation ? "val_loss" : "loss");
@@ -122,6 +164,7 @@ int run_sweep(const SweepFlags& flags) {
         if (validation) std::printf("  %12.6f", m.history.history.at("val_loss").back());
         std::printf("\n");
     }
+    print_rate_summary(members, validation);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 // `onefit sweep [CONFIG.json] [fit flags] --grid learning_rate=A,B,... --grid seed=0..99
-// [--top K] [--json]`: the fit a config describes, once per grid point (onefit::sweep), ranked.
+// [--top K] [--json | --csv]`: the fit a config describes, once per grid point (onefit::sweep),
+// ranked.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -11,6 +12,7 @@ struct SweepFlags {
     std::vector<std::string> grid;  // "learning_rate=0.001,0.01", "seed=0..9"
     int top = 5;
     bool json = false;
+    bool csv = false;
     std::vector<std::string> rest;  // the config path and fit flags, parsed as `onefit fit` would
 };
 
