@@ -11,12 +11,25 @@
 
 namespace onefit {
 
+struct SweepPoint {
+    float learning_rate = 0;
+    uint64_t seed = 0;
+};
+
 // The grid: every learning rate with every seed. An empty axis is the one value the model and
-// optimizer already have.
+// optimizer already have. Or, when `points` is not empty, exactly those members in that order
+// (an explicit list, or random_points's draws); the axes must then be empty.
 struct SweepGrid {
     std::vector<float> learning_rates;
     std::vector<uint64_t> seeds;
+    std::vector<SweepPoint> points;
 };
+
+// `count` random members: learning rates drawn uniformly from [low, high], or log-uniformly
+// (log_scale, as learning rates are searched), seeds first_seed, first_seed + 1, ...; the same
+// draws for the same draw_seed. Throws Error for an empty or non-positive (log) range.
+std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
+                                      uint64_t draw_seed);
 
 struct SweepMember {
     float learning_rate = 0;

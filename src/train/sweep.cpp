@@ -6,9 +6,12 @@
 // fitted alone, bit for bit.
 #include "onefit/sweep.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <exception>
 #include <string>
 
+#include "core/rng.hpp"
 #include "core/thread_pool.hpp"
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
@@ -89,6 +92,23 @@ bool fit_stacked(std::vector<Sequential>& models, std::vector<SweepMember>& memb
 
 }  // namespace
 
+std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
+                                      uint64_t draw_seed) {
+    if (count < 1) throw Error("sweep: the number of random members must be at least 1");
+    if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high))
+        throw Error("sweep: the range [" + std::to_string(low) + ", " + std::to_string(high) + "] is empty");
+    if (log_scale && !(low > 0)) throw Error("sweep: a log range needs positive bounds, got " + std::to_string(low));
+    Rng rng(draw_seed);
+    std::vector<SweepPoint> points;
+    for (int64_t i = 0; i < count; ++i) {
+        const double u = rng.uniform_double();
+        const double v = log_scale ? std::exp(std::log(double(low)) + u * (std::log(double(high)) - std::log(double(low))))
+                                   : double(low) + u * (double(high) - double(low));
+        points.push_back({std::clamp(static_cast<float>(v), low, high), first_seed + static_cast<uint64_t>(i)});
+    }
+    return points;
+}
+
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
                                FitOptions options, const SweepGrid& grid) {
@@ -100,14 +120,19 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     const std::vector<float> rates =
         grid.learning_rates.empty() ? std::vector<float>{optimizer.learning_rate} : grid.learning_rates;
     const std::vector<uint64_t> seeds = grid.seeds.empty() ? std::vector<uint64_t>{model.seed()} : grid.seeds;
+    if (!grid.points.empty() && (!grid.learning_rates.empty() || !grid.seeds.empty()))
+        throw Error("sweep: give the grid's axes or its points, not both");
 
     std::vector<SweepMember> members;
-    for (float rate : rates)
-        for (uint64_t seed : seeds) {
-            SweepMember m;
-            m.learning_rate = rate, m.seed = seed;
-            members.push_back(std::move(m));
-        }
+    const auto add = [&](float rate, uint64_t seed) {
+        SweepMember m;
+        m.learning_rate = rate, m.seed = seed;
+        members.push_back(std::move(m));
+    };
+    for (const SweepPoint& p : grid.points) add(p.learning_rate, p.seed);
+    if (grid.points.empty())
+        for (float rate : rates)
+            for (uint64_t seed : seeds) add(rate, seed);
     // Every member's model, built and compiled (microseconds each: weights from its seed).
     std::vector<Sequential> models;
     models.reserve(members.size());

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,32 @@ TEST(CliSweep, CsvRowsAreTheRankedMembersAndTextSummarisesEachRateOverItsSeeds) 
     EXPECT_NE(text.out.find("by learning_rate, the last val_loss over seeds"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("(3 seeds)"), std::string::npos) << text.out;
     EXPECT_EQ(run_cli({"sweep", "--json", "--csv"}).exit_code, 2);
+}
+
+TEST(CliSweep, RandomMembersDrawLearningRatesFromTheRange) {
+    const CliResult r = run_cli({"sweep", "--random", "6", "--range", "learning_rate=0.001:0.1:log", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out["members"].size(), 6u);
+    std::set<float> rates;
+    std::set<uint64_t> seeds;
+    for (const nlohmann::json& m : out["members"]) {
+        const float rate = m["learning_rate"].get<float>();
+        EXPECT_GE(rate, 0.001f);
+        EXPECT_LE(rate, 0.1f);
+        rates.insert(rate), seeds.insert(m["seed"].get<uint64_t>());
+        EXPECT_EQ(m["history"]["val_loss"].get<std::vector<double>>(), seed_experiment(rate, m["seed"].get<uint64_t>())["val_loss"]);
+    }
+    EXPECT_EQ(rates.size(), 6u);
+    EXPECT_EQ(seeds, (std::set<uint64_t>{0, 1, 2, 3, 4, 5}));  // from the config's seed (0) up
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"sweep", "--random", "3"}, {"sweep", "--random", "3", "--range", "learning_rate=0:0.1:log"},
+          {"sweep", "--random", "3", "--range", "units=1:2"}, {"sweep", "--range", "learning_rate=0.1:1"},
+          {"sweep", "--random", "3", "--range", "learning_rate=0.1:1", "--grid", "seed=1..2"}}) {
+        const CliResult bad = run_cli(args);
+        EXPECT_EQ(bad.exit_code, 2) << args.back();
+        EXPECT_NE(bad.err.find("onefit: error:"), std::string::npos) << bad.err;
+    }
 }
 
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {

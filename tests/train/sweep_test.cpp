@@ -190,6 +190,43 @@ TEST(Sweep, StackedMembersWithDropoutEqualTheirFitsAlone) {
                                             SweepGrid{{0.003f, 0.03f}, {4, 5, 6, 7, 8}});
 }
 
+TEST(Sweep, RandomPointsAreLogUniformInTheRangeAndRepeatForTheirSeed) {
+    const std::vector<SweepPoint> a = random_points(2000, 1e-4f, 1e-1f, true, 10, 7);
+    ASSERT_EQ(a.size(), 2000u);
+    int per_decade[3] = {0, 0, 0};
+    for (size_t i = 0; i < a.size(); ++i) {
+        ASSERT_GE(a[i].learning_rate, 1e-4f);
+        ASSERT_LE(a[i].learning_rate, 1e-1f);
+        EXPECT_EQ(a[i].seed, 10 + i);
+        ++per_decade[std::min(2, static_cast<int>(std::floor(std::log10(a[i].learning_rate) + 4)))];
+    }
+    for (int n : per_decade) EXPECT_NEAR(n, 2000 / 3.0, 100);  // log-uniform: each decade a third
+    const std::vector<SweepPoint> again = random_points(2000, 1e-4f, 1e-1f, true, 10, 7);
+    const std::vector<SweepPoint> other = random_points(2000, 1e-4f, 1e-1f, true, 10, 8);
+    EXPECT_EQ(again[17].learning_rate, a[17].learning_rate);
+    EXPECT_NE(other[17].learning_rate, a[17].learning_rate);
+    int below_half = 0;  // uniform: half of [0, 1] below 0.5
+    for (const SweepPoint& p : random_points(2000, 0.0f, 1.0f, false, 0, 3)) below_half += p.learning_rate < 0.5f;
+    EXPECT_NEAR(below_half, 1000, 100);
+    EXPECT_THROW(random_points(3, 0.0f, 1.0f, true, 0, 0), Error);
+    EXPECT_THROW(random_points(3, 1.0f, 0.5f, false, 0, 0), Error);
+    EXPECT_THROW(random_points(0, 0.1f, 0.5f, false, 0, 0), Error);
+
+    // A sweep over points trains exactly those members, in order.
+    const LabeledData iris = load_iris();
+    SweepGrid grid;
+    grid.points = random_points(3, 0.001f, 0.1f, true, 20, 1);
+    const std::vector<SweepMember> members =
+        sweep(layers_only(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, fit_options(), grid);
+    ASSERT_EQ(members.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(members[i].learning_rate, grid.points[i].learning_rate);
+        EXPECT_EQ(members[i].seed, grid.points[i].seed);
+    }
+    grid.seeds = {1};
+    EXPECT_THROW(sweep(layers_only(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, fit_options(), grid), Error);
+}
+
 TEST(Sweep, AnEmptyAxisIsTheModelsOwnValue) {
     const LabeledData iris = load_iris();
     const std::vector<SweepMember> members = sweep(layers_only(7), SGD(0.05f), loss_from_name("mse"), {}, iris.x,

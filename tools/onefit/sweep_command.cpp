@@ -60,6 +60,22 @@ SweepGrid parse_grid(const std::vector<std::string>& specs) {
     return grid;
 }
 
+// --random N --range learning_rate=LOW:HIGH[:log]: N members, rates drawn from the range (log-
+// uniformly with :log), seeds from the config's seed up.
+std::vector<SweepPoint> parse_random(int64_t count, const std::string& range, uint64_t seed) {
+    const std::string prefix = "learning_rate=";
+    if (range.rfind(prefix, 0) != 0)
+        throw Error("--range " + range + ": expected learning_rate=LOW:HIGH or learning_rate=LOW:HIGH:log");
+    std::string bounds = range.substr(prefix.size());
+    bool log_scale = false;
+    if (bounds.size() > 4 && bounds.compare(bounds.size() - 4, 4, ":log") == 0) log_scale = true, bounds.resize(bounds.size() - 4);
+    const size_t colon = bounds.find(':');
+    if (colon == std::string::npos) throw Error("--range " + range + ": expected LOW:HIGH");
+    const float low = parse_number<float>(bounds.substr(0, colon), "learning_rate");
+    const float high = parse_number<float>(bounds.substr(colon + 1), "learning_rate");
+    return random_points(count, low, high, log_scale, seed, seed);
+}
+
 // The log a member is ranked by: the last val_loss, else the last loss.
 double score(const SweepMember& m) {
     const auto& h = m.history.history;
@@ -96,9 +112,15 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     sweep->footer(
         "Examples:\n"
         "  onefit sweep --grid learning_rate=0.001,0.01,0.1 --grid seed=0..9\n"
-        "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json");
+        "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json\n"
+        "  onefit sweep --random 200 --range learning_rate=1e-4:1e-1:log --csv");
     sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... or seed=A,B,... or seed=FIRST..LAST")
         ->type_name("AXIS=VALUES");
+    sweep->add_option("--random", flags.random, "Instead of --grid: N members, learning rates drawn from --range, "
+                                                "seeds from the config's seed up")
+        ->check(CLI::PositiveNumber);
+    sweep->add_option("--range", flags.range, "For --random: learning_rate=LOW:HIGH, or LOW:HIGH:log for log-uniform draws")
+        ->type_name("AXIS=LOW:HIGH[:log]");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
@@ -111,7 +133,14 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
 
 int run_sweep(const SweepFlags& flags) {
     FitConfig config = fit_config_from(flags.rest, "sweep");
-    const SweepGrid grid = parse_grid(flags.grid);
+    SweepGrid grid = parse_grid(flags.grid);
+    if (flags.random > 0) {
+        if (!flags.grid.empty()) throw Error("sweep: give --grid or --random, not both");
+        if (flags.range.empty()) throw Error("sweep: --random needs --range learning_rate=LOW:HIGH[:log]");
+        grid.points = parse_random(flags.random, flags.range, config.seed);
+    } else if (!flags.range.empty()) {
+        throw Error("sweep: --range goes with --random N");
+    }
     if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
 
     SplitData data = split_data(config);

@@ -1,5 +1,5 @@
 // `onefit sweep [CONFIG.json] [fit flags] --grid learning_rate=A,B,... --grid seed=0..99
-// [--top K] [--json | --csv]`: the fit a config describes, once per grid point (onefit::sweep),
+// [--random N --range learning_rate=LOW:HIGH[:log]] [--top K] [--json | --csv]`: the fit a config describes, once per grid point (onefit::sweep),
 // ranked.
 #pragma once
 #include <CLI/CLI.hpp>
@@ -10,6 +10,8 @@ namespace onefit::cli {
 
 struct SweepFlags {
     std::vector<std::string> grid;  // "learning_rate=0.001,0.01", "seed=0..9"
+    int64_t random = 0;             // random members instead of the grid's product
+    std::string range;              // "learning_rate=LOW:HIGH[:log]" for --random
     int top = 5;
     bool json = false;
     bool csv = false;
