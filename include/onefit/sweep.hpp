@@ -22,7 +22,7 @@ struct SweepPoint {
 struct SweepGrid {
     std::vector<float> learning_rates;
     std::vector<uint64_t> seeds;
-    std::vector<SweepPoint> points;
+    std::vector<SweepPoint> points = {};  // (a default, so SweepGrid{rates, seeds} stays warning-free)
 };
 
 // `count` random members: learning rates drawn uniformly from [low, high], or log-uniformly
