@@ -3,6 +3,9 @@
 // through onefit::sweep (stacked in SIMD lanes, the stacks spread over the cores), beside the same
 // 1000 fits one after another (separate_1000_iris_ms, as a loop over fit would run them), paired
 // rounds; sweep_vs_separate is the median of the per-round ratios (issue 14's target: >= 4x).
+// kfold5_iris_ms: 5-fold cross-validation of the seed's model on all 150 rows (stratified folds
+// of 120 + 30 rows) as one sweep, beside the 5 fits on the fold splits one after another;
+// kfold5_vs_separate is their paired median ratio (target: >= 3x).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,6 +58,33 @@ int main(int argc, char** argv) {
         separate_ms.push_back(ms(t1, t2));
         ratio.push_back(separate_ms.back() / sweep_ms.back());
     }
+    // 5-fold cross-validation: one sweep against five fits on the fold splits.
+    std::vector<double> kfold_ms, kfold_separate_ms, kfold_ratio;
+    SweepGrid folds{{0.01f}, {0}};
+    folds.folds = 5;
+    FitOptions cv = options;
+    cv.validation_data.reset();
+    std::vector<int64_t> classes;
+    for (int64_t i = 0; i < iris.y.rows(); ++i) classes.push_back(static_cast<int64_t>(iris.y[i]));
+    const std::vector<int64_t> assignment = stratified_kfold_assignment(classes, 5);
+    std::vector<TrainTestSplit> splits;
+    for (int64_t f = 0; f < 5; ++f) splits.push_back(fold_split(iris.x, iris.y, assignment, f));
+    for (int r = 0; r < rounds * 20; ++r) {  // (each round is 100x shorter than the 1000-member one)
+        const auto t0 = clock::now();
+        sweep(layers, Adam(), loss, {}, iris.x, iris.y, cv, folds);
+        const auto t1 = clock::now();
+        for (const TrainTestSplit& s : splits) {
+            Sequential m({4}, 0);
+            m.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+            m.compile(Adam(0.01f), loss);
+            FitOptions o = cv;
+            o.validation_data = {s.x_test, s.y_test};
+            m.fit(s.x_train, s.y_train, o);
+        }
+        const auto t2 = clock::now();
+        kfold_ms.push_back(ms(t0, t1)), kfold_separate_ms.push_back(ms(t1, t2));
+        kfold_ratio.push_back(kfold_separate_ms.back() / kfold_ms.back());
+    }
     using bench::median;
     const char* tag = bench::tag().c_str();
     bench::print_machine();
@@ -65,4 +95,7 @@ int main(int argc, char** argv) {
     std::printf("separate_1000_iris_ms: %.2f ms %s\n", median(separate_ms), tag);
     std::printf("sweep_vs_separate: %.2f x (paired median of separate / sweep)\n", median(ratio));
     std::printf("sweep_member_us: %.2f us (one member's share of the sweep)\n", median(sweep_ms));  // ms per 1000 = us per member
+    std::printf("kfold5_iris_ms: %.3f ms %s\n", median(kfold_ms), tag);
+    std::printf("separate_kfold5_iris_ms: %.3f ms %s\n", median(kfold_separate_ms), tag);
+    std::printf("kfold5_vs_separate: %.2f x (paired median of 5 separate fold fits / one 5-fold sweep)\n", median(kfold_ratio));
 }

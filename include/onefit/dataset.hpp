@@ -47,6 +47,17 @@ struct TrainTestSplit {
 TrainTestSplit train_test_split(const Tensor& x, const Tensor& y, double test_size, bool shuffle = true,
                                 uint64_t seed = 0);
 
+// k-fold cross-validation, as scikit-learn's KFold(k) and StratifiedKFold(k) with shuffle=False:
+// the fold whose validation rows hold each row. KFold: contiguous folds, the first rows % k one
+// row longer. Stratified (classes: each row's class): each class's rows, in order, dealt to the
+// folds in contiguous runs sized so every fold gets its share of every class (sklearn's
+// allocation, exactly). Throws Error for k < 2, more folds than rows, or (stratified) more folds
+// than the largest class has rows.
+std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds);
+std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds);
+// Fold `fold`'s split: test = its rows, train = every other row, both in the data's order.
+TrainTestSplit fold_split(const Tensor& x, const Tensor& y, const std::vector<int64_t>& assignment, int64_t fold);
+
 // What one pass over a dataset yields: rows (indices into x/y) in order, cut into batches.
 struct DatasetPass {
     std::vector<int64_t> rows;

@@ -1,6 +1,6 @@
-// sweep: many fits of one model description in one call, for learning-rate and seed searches.
-// Each member is bit-identical to the same configuration built, compiled and fitted alone.
-// Members of one shape that share their batches (unshuffled, or FitOptions::seed set) train
+// sweep: many fits of one model description in one call, for learning-rate and seed searches
+// and k-fold cross-validation. Each member is bit-identical to the same configuration built,
+// compiled and fitted alone. Members of one shape (and, across folds, as many rows) train
 // stacked, kLanes members per program in SIMD lanes, the programs spread over the cores; the
 // others run side by side, one fit per thread.
 #pragma once
@@ -16,13 +16,27 @@ struct SweepPoint {
     uint64_t seed = 0;
 };
 
+// How members of one shape run. A stack of kLanes members costs about what kLanes fits alone
+// cost when the model's layers already fill the vectors (the seed's Dense(32): on AVX2 a stack
+// of 8 took the time of ~7 fits), so it pays only once the stacks keep every thread busy:
+// automatic stacks when there are at least kLanes x threads members that can stack, and runs
+// fewer side by side, one fit per thread. always: stack wherever possible; never: side by side.
+// Every member's result is the same bits either way.
+enum class SweepStacking { automatic, always, never };
+
 // The grid: every learning rate with every seed. An empty axis is the one value the model and
 // optimizer already have. Or, when `points` is not empty, exactly those members in that order
 // (an explicit list, or random_points's draws); the axes must then be empty.
+// folds >= 2: k-fold cross-validation, every point trained once per fold on the other folds'
+// rows and validated on the fold's (kfold_assignment, or stratified_kfold_assignment when the
+// labels are classes: one-hot rows, or one column of whole numbers under a crossentropy or
+// below a softmax or sigmoid output); FitOptions must then name no validation data or split.
 struct SweepGrid {
     std::vector<float> learning_rates;
     std::vector<uint64_t> seeds;
-    std::vector<SweepPoint> points = {};  // (a default, so SweepGrid{rates, seeds} stays warning-free)
+    std::vector<SweepPoint> points = {};  // (defaults, so SweepGrid{rates, seeds} stays warning-free)
+    int64_t folds = 0;
+    SweepStacking stacking = SweepStacking::automatic;
 };
 
 // `count` random members: learning rates drawn uniformly from [low, high], or log-uniformly
@@ -34,13 +48,16 @@ std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool
 struct SweepMember {
     float learning_rate = 0;
     uint64_t seed = 0;  // weight initialisation, and shuffling and dropout unless FitOptions::seed is set
+    int64_t fold = -1;  // k-fold: the fold validated on (trained on the others); -1 without folds
     History history;
     std::vector<Tensor> weights;  // after the fit, Keras layout
 };
 
-// One member per grid point, learning rate major (all seeds of the first rate, then the next):
-// `model`'s input shape and layers with the member's seed, compiled with `optimizer` at the
-// member's learning rate, `loss` and `compile_options`, fitted on x, y with `options`. Members
+// One member per grid point (and fold), learning rate major (all seeds of the first rate, then
+// the next), each point's folds in order: `model`'s input shape and layers with the member's
+// seed, compiled with `optimizer` at the member's learning rate, `loss` and `compile_options`,
+// fitted on x, y with `options` (with folds: on fold_split's training rows, validation_data its
+// test rows). Members
 // run stacked where they can (see above), on the thread pool's threads; callbacks are refused (a member's fit cannot be watched from
 // one place), and verbose is 0. A member that fails throws Error naming its grid point.
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,

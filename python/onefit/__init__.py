@@ -7,11 +7,11 @@
 from onefit._onefit import __version__, cpu_simd_target, cuda_available  # noqa: F401
 from onefit import data, nn  # noqa: F401
 from onefit.explain import Explanation, explain  # noqa: F401
-from onefit.sweep import sweep  # noqa: F401
+from onefit.sweep import random_points, sweep  # noqa: F401
 from onefit.warnings import OnefitWarning  # noqa: F401
 
 __all__ = ["__version__", "cpu_simd_target", "cuda_available", "data", "explain", "Explanation", "keras", "nn",
-           "OnefitWarning", "sweep"]
+           "OnefitWarning", "random_points", "sweep"]
 
 
 def __getattr__(name):

@@ -1,34 +1,79 @@
-"""onefit.sweep(model, x, y, grid={"learning_rate": [...], "seed": [...]}): every grid point
-trained in one call (the C++ onefit::sweep, members side by side on the cores), each member
-bit-identical to the same model built with that seed, compiled at that rate and fitted alone."""
+"""onefit.sweep(model, x, y, grid={"learning_rate": [...], "seed": [...]}, kfold=5): every grid
+point (and fold) trained in one call (the C++ onefit::sweep: members of one shape stacked in SIMD
+lanes, spread over the cores), each member bit-identical to the same model built with that seed,
+compiled at that rate and fitted alone."""
 
 
-def sweep(model, x, y, grid=None, batch_size=None, epochs=1, validation_data=None, validation_split=0.0,
-          shuffle=True, steps_per_epoch=None, seed=None):
+def random_points(count, low, high, log=True, first_seed=0, draw_seed=0):
+    """`count` grid points for `sweep(grid=...)`: learning rates drawn from [low, high],
+    log-uniformly with `log` (as learning rates are searched), seeds first_seed, first_seed + 1,
+    ...; the same draws for the same draw_seed."""
+    from onefit import _onefit
+
+    return [{"learning_rate": rate, "seed": seed}
+            for rate, seed in _onefit.random_points(int(count), float(low), float(high), bool(log), int(first_seed),
+                                                    int(draw_seed))]
+
+
+def _grid(grid, model_seed):
+    """(learning_rates, seeds, points) from a dict of axes or a list of points."""
+    if isinstance(grid, (list, tuple)):
+        points = []
+        for p in grid:
+            extra = set(p) - {"learning_rate", "seed"}
+            if extra or "learning_rate" not in p:
+                raise ValueError(f"sweep: a grid point needs learning_rate (and seed), got {sorted(p)}")
+            points.append((float(p["learning_rate"]), int(p.get("seed", model_seed))))
+        if not points:
+            raise ValueError("sweep: the list of grid points is empty")
+        return [], [], points
+    axes = dict(grid or {})
+    rates = [float(v) for v in axes.pop("learning_rate", [])]
+    seeds = [int(v) for v in axes.pop("seed", [model_seed])]
+    if axes:
+        raise ValueError(f"sweep: onefit sweeps learning_rate and seed so far, not {', '.join(sorted(axes))}")
+    return rates, seeds, []
+
+
+def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validation_data=None,
+          validation_split=0.0, shuffle=True, steps_per_epoch=None, seed=None, as_frame=False):
     """`model`: a compiled onefit.keras.Sequential, the members' layers, optimizer, loss and
-    metrics. Returns one dict per member, learning rate major: its learning_rate and seed, the
-    last epoch's logs ("loss", "val_loss", ...), its "history" (dict of per-epoch lists) and its
-    "weights" (Keras layout). An axis left out of `grid` is the model's own value."""
+    metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...]}, every combination;
+    an axis left out is the model's own value) or a list of points ([{"learning_rate": ...,
+    "seed": ...}, ...], e.g. random_points()). `kfold`: k-fold cross-validation, each point
+    trained once per fold on the other folds' rows and validated on the fold's (stratified, as
+    scikit-learn's StratifiedKFold, when the labels are classes; KFold otherwise).
+
+    Returns one dict per member, learning rate major, each point's folds together: its
+    learning_rate, seed and (with kfold) fold, the last epoch's logs ("loss", "val_loss", ...), its
+    "history" (dict of per-epoch lists) and its "weights" (Keras layout). With as_frame=True, a
+    pandas DataFrame of the same rows (as scikit-learn's loaders' as_frame)."""
     from onefit import _onefit
     from onefit._arrays import float32
     from onefit.keras.models import _fit_options
 
     if model._compiled is None:
         raise RuntimeError("sweep: compile the model first (its optimizer, loss and metrics are the members')")
-    axes = dict(grid or {})
-    rates = [float(v) for v in axes.pop("learning_rate", [])]
-    seeds = [int(v) for v in axes.pop("seed", [model._seed])]
-    if axes:
-        raise ValueError(f"sweep: onefit sweeps learning_rate and seed so far, not {', '.join(sorted(axes))}")
+    rates, seeds, points = _grid(grid, model._seed)
+    if kfold is not None and (isinstance(kfold, bool) or int(kfold) < 2):
+        raise ValueError(f"sweep: kfold must be a number of folds, 2 or more, got {kfold!r}")
     x, y = float32(x, "x"), float32(y, "y")
     model._build(model._input_shape or x.shape[1:])
     optimizer, loss, metrics = model._compiled
     options = _fit_options(batch_size, epochs, 0, 0, validation_data, validation_split, None, shuffle, steps_per_epoch,
                            seed)
-    members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds)
+    members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds, points,
+                            int(kfold or 0))
     results = []
-    for learning_rate, member_seed, history, weights in members:
+    for learning_rate, member_seed, fold, history, weights in members:
         history = dict(history)
-        results.append({"learning_rate": learning_rate, "seed": member_seed,
-                        **{k: v[-1] for k, v in history.items() if v}, "history": history, "weights": list(weights)})
+        row = {"learning_rate": learning_rate, "seed": member_seed}
+        if kfold:
+            row["fold"] = fold
+        row.update({k: v[-1] for k, v in history.items() if v})
+        results.append({**row, "history": history, "weights": list(weights)})
+    if as_frame:
+        import pandas
+
+        return pandas.DataFrame(results)
     return results

@@ -372,26 +372,38 @@ NB_MODULE(_onefit, m) {
         return nb::make_tuple(json, text, html);
     }, "model"_a, "x"_a, "y"_a, "options"_a, "run"_a, "recalibrate"_a);
 
-    // sweep: the members of a learning-rate x seed grid, as (learning_rate, seed, history, weights).
+    // sweep: the members of a learning-rate x seed grid, or of explicit points, each once or per
+    // fold, as (learning_rate, seed, fold, history, weights).
     m.def("sweep", [](const onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
                       std::vector<std::string> metrics, const FloatArray& x, const FloatArray& y,
                       const onefit::FitOptions& options, std::vector<float> learning_rates,
-                      std::vector<uint64_t> seeds) {
+                      std::vector<uint64_t> seeds, const std::vector<std::pair<float, uint64_t>>& points,
+                      int64_t folds) {
         const Tensor xt = tensor_view(x), yt = tensor_view(y);
+        onefit::SweepGrid grid{std::move(learning_rates), std::move(seeds)};
+        for (const auto& [rate, seed] : points) grid.points.push_back({rate, seed});
+        grid.folds = folds;
         std::vector<onefit::SweepMember> members;
         {
             nb::gil_scoped_release release;
-            members = onefit::sweep(s, optimizer, loss, onefit::CompileOptions{std::move(metrics)}, xt, yt, options,
-                                    onefit::SweepGrid{std::move(learning_rates), std::move(seeds)});
+            members = onefit::sweep(s, optimizer, loss, onefit::CompileOptions{std::move(metrics)}, xt, yt, options, grid);
         }
         nb::list out;
         for (onefit::SweepMember& m : members) {
             nb::list weights;
             for (Tensor& t : m.weights) weights.append(to_numpy(std::move(t)));
-            out.append(nb::make_tuple(m.learning_rate, m.seed, m.history.history, weights));
+            out.append(nb::make_tuple(m.learning_rate, m.seed, m.fold, m.history.history, weights));
         }
         return out;
-    }, "model"_a, "optimizer"_a, "loss"_a, "metrics"_a, "x"_a, "y"_a, "options"_a, "learning_rates"_a, "seeds"_a);
+    }, "model"_a, "optimizer"_a, "loss"_a, "metrics"_a, "x"_a, "y"_a, "options"_a, "learning_rates"_a, "seeds"_a,
+       "points"_a, "folds"_a);
+    m.def("random_points", [](int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
+                              uint64_t draw_seed) {
+        std::vector<std::pair<float, uint64_t>> out;
+        for (const onefit::SweepPoint& p : onefit::random_points(count, low, high, log_scale, first_seed, draw_seed))
+            out.emplace_back(p.learning_rate, p.seed);
+        return out;
+    }, "count"_a, "low"_a, "high"_a, "log_scale"_a, "first_seed"_a, "draw_seed"_a);
 
     m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
     m.def("cpu_simd_target", &onefit::cpu_simd_target);

@@ -38,3 +38,45 @@ def test_an_axis_onefit_cannot_sweep_is_refused(iris_like):
         onefit.sweep(base(0), x, y, grid={"units": [8, 16]})
     with pytest.raises(RuntimeError, match="compile"):
         onefit.sweep(keras.Sequential([Dense(3, input_shape=(4,))]), x, y)
+
+
+def test_kfold_members_are_their_folds_fitted_alone_with_scikit_learns_stratified_folds(iris_like):
+    # The folds are StratifiedKFold's (shuffle=False) for these class labels, and each member is
+    # the model fitted alone on its fold's training rows, validated on the fold.
+    from sklearn.model_selection import StratifiedKFold
+
+    x, y, labels = iris_like
+    keep = np.r_[0:50, 50:83, 100:140]  # uneven classes (50, 33, 40): folds of unequal size
+    x, y, labels = x[keep], y[keep], labels[keep]
+    args = dict(batch_size=16, epochs=2)
+    members = onefit.sweep(base(0), x, y, grid={"learning_rate": [0.01], "seed": [1, 2]}, kfold=4, **args)
+    assert [(m["seed"], m["fold"]) for m in members] == [(s, f) for s in (1, 2) for f in range(4)]
+    folds = list(StratifiedKFold(4).split(x, labels))
+    for m in members:
+        train, test = folds[m["fold"]]
+        alone = base(m["seed"], m["learning_rate"])
+        history = alone.fit(x[train], y[train], validation_data=(x[test], y[test]), verbose=0, **args).history
+        assert m["history"] == history
+        for a, b in zip(m["weights"], alone.get_weights()):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="kfold"):
+        onefit.sweep(base(0), x, y, kfold=1)
+    with pytest.raises(ValueError, match="validates each member on its fold"):
+        onefit.sweep(base(0), x, y, kfold=3, validation_split=0.2)
+
+
+def test_random_points_and_a_table(iris_like):
+    # random_points draws log-uniform rates; a list of points is swept in order; as_frame gives
+    # a pandas DataFrame of the same rows.
+    x, y, _ = iris_like
+    points = onefit.random_points(3, 1e-3, 1e-1, first_seed=5, draw_seed=2)
+    assert [p["seed"] for p in points] == [5, 6, 7]
+    assert all(1e-3 <= p["learning_rate"] <= 1e-1 for p in points)
+    assert points == onefit.random_points(3, 1e-3, 1e-1, first_seed=5, draw_seed=2)
+    table = onefit.sweep(base(0), x, y, grid=points, epochs=2, validation_split=0.2, as_frame=True)
+    assert list(table["seed"]) == [5, 6, 7]
+    assert list(table["learning_rate"]) == pytest.approx([p["learning_rate"] for p in points])
+    assert {"loss", "val_loss", "accuracy", "history", "weights"} <= set(table.columns)
+    assert table["val_loss"].iloc[1] == table["history"].iloc[1]["val_loss"][-1]
+    with pytest.raises(ValueError, match="learning_rate"):
+        onefit.sweep(base(0), x, y, grid=[{"seed": 1}])

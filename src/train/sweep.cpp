@@ -1,4 +1,4 @@
-// sweep(): the grid expanded into members. Members that can share SIMD lanes (one shape:
+// sweep(): the grid (and folds) expanded into members. Members that can share SIMD lanes (one shape:
 // runtime/cpu/stacked_fit.hpp) train as stacked programs of kLanes members each,
 // the programs spread over the thread pool; the rest are each an ordinary build + compile + fit
 // on one thread of the pool (a fit inside a pool task runs its own parallel loops serially,
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include "core/rng.hpp"
@@ -22,72 +23,97 @@ namespace {
 
 std::string member_name(size_t i, const SweepMember& m) {
     return "sweep member " + std::to_string(i) + " (learning_rate " + std::to_string(m.learning_rate) + ", seed " +
-           std::to_string(m.seed) + ")";
+           std::to_string(m.seed) + (m.fold >= 0 ? ", fold " + std::to_string(m.fold) : "") + ")";
 }
 
-// Runs task(i) for every member on the pool; the first member's error (in member order) is
-// rethrown as an Error naming it.
-template <class Task>
-void for_each_member(std::vector<SweepMember>& members, int64_t tasks, int64_t members_per_task, Task&& task) {
-    std::vector<std::exception_ptr> errors(members.size());
-    ThreadPool::instance().parallel_for(tasks, [&](int64_t t) {
-        try {
-            task(t);
-        } catch (...) {
-            errors[static_cast<size_t>(t * members_per_task)] = std::current_exception();  // tasks must not throw
+// What a member trains on: the sweep's x, y and options, or one fold's split.
+struct MemberData {
+    const Tensor* x;
+    const Tensor* y;
+    FitOptions options;
+    std::unique_ptr<train::ArrayFit> fit;  // its plan (seed unset), when it may stack
+    bool stacks = false;
+};
+
+// Each row's class when y's rows are classes (the model is a classifier, as scikit-learn
+// stratifies a classifier's folds): one-hot rows, or one column of whole numbers when the loss
+// is a crossentropy or the output a softmax or sigmoid (the seed's logcosh over a softmax).
+// Empty otherwise (k-fold is then not stratified).
+std::vector<int64_t> row_classes(const Tensor& y, const Loss& loss, const Layer& last) {
+    const int64_t rows = y.rows(), width = label_width(y);
+    std::vector<int64_t> classes(static_cast<size_t>(rows));
+    if (width == 1) {
+        const bool classifier = loss.kind == LossKind::sparse_categorical_crossentropy ||
+                                loss.kind == LossKind::categorical_crossentropy || loss.kind == LossKind::binary_crossentropy ||
+                                last.activation == Activation::softmax || last.activation == Activation::sigmoid;
+        if (!classifier) return {};
+        for (int64_t i = 0; i < rows; ++i) {
+            if (y[i] != std::floor(y[i]) || !std::isfinite(y[i])) return {};
+            classes[static_cast<size_t>(i)] = static_cast<int64_t>(y[i]);
         }
-    });
-    for (size_t i = 0; i < errors.size(); ++i) {
-        if (!errors[i]) continue;
-        try {
-            std::rethrow_exception(errors[i]);
-        } catch (const std::exception& e) {
-            throw Error(member_name(i, members[i]) + ": " + e.what());
+        return classes;
+    }
+    for (int64_t i = 0; i < rows; ++i) {
+        int64_t ones = 0;
+        for (int64_t j = 0; j < width; ++j) {
+            const float v = y.data()[i * width + j];
+            if (v == 1.0f) ++ones, classes[static_cast<size_t>(i)] = j;
+            else if (v != 0.0f) return {};
         }
+        if (ones != 1) return {};
+    }
+    return classes;
+}
+
+// A task's members (one data group) trained as one stacked program, each History recorded as
+// fit() records it.
+void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& models, std::vector<SweepMember>& members,
+                 const std::vector<size_t>& data_of, const std::vector<MemberData>& data,
+                 const std::vector<nn::Metric>& metrics, const FitOptions& options) {
+    std::vector<TrainingProgram*> programs;
+    std::vector<FitPlan> plans;
+    for (size_t i : task) {
+        programs.push_back(&models[i].program_state());
+        plans.push_back(data[data_of[i]].fit->plan);
+        plans.back().seed = options.seed.value_or(members[i].seed);  // its shuffle and dropout
+    }
+    const bool validation = static_cast<bool>(plans.front().val_x);
+    const std::vector<cpu::StackedResult> results =
+        cpu::fit_stacked(programs, plans, metrics, options.initial_epoch, options.epochs);
+    for (size_t k = 0; k < task.size(); ++k) {
+        const cpu::StackedResult& r = results[k];
+        SweepMember& m = members[task[k]];
+        Logs logs;
+        std::vector<std::string> member_warnings;
+        for (int64_t e = options.initial_epoch; e < r.end_epoch; ++e)
+            if (train::record_epoch(m.history, logs, r.logs[static_cast<size_t>(e)], e, metrics, validation,
+                                    member_warnings))
+                break;
+        m.weights = models[task[k]].get_weights();
     }
 }
 
-// Members' models trained as stacked programs. Returns false (having trained nothing) when they
-// cannot be stacked.
-bool fit_stacked(std::vector<Sequential>& models, std::vector<SweepMember>& members, const Tensor& x, const Tensor& y,
-                 const FitOptions& options) {
-    if (options.device != Device::cpu) return false;
-    const TrainingProgram& first = models.front().program();
-    std::vector<std::string> warnings;
-    train::ArrayFit fit;
-    try {
-        train::prepare_array_fit(first, x, y, options, warnings, fit);
-    } catch (const std::exception& e) {
-        throw Error(member_name(0, members[0]) + ": " + e.what());  // every member's data is the same
+// The members' stacks: members of one data group (as many training and validation rows, so
+// the same batches) that can stack, kLanes at a time; every other member alone.
+std::vector<std::vector<size_t>> member_tasks(const std::vector<size_t>& data_of, const std::vector<MemberData>& data) {
+    const auto key = [&](size_t i) {
+        const MemberData& d = data[data_of[i]];
+        return std::pair(d.fit->plan.x.rows, d.fit->plan.val_x.rows);
+    };
+    const size_t lanes = static_cast<size_t>(cpu::stack_lanes());
+    std::vector<std::vector<size_t>> tasks;
+    std::vector<size_t> open;  // per open stack: its task
+    for (size_t i = 0; i < data_of.size(); ++i) {
+        if (!data[data_of[i]].stacks) {
+            tasks.push_back({i});
+            continue;
+        }
+        auto it = std::find_if(open.begin(), open.end(), [&](size_t t) { return key(tasks[t].front()) == key(i); });
+        if (it == open.end()) it = open.insert(open.end(), tasks.size()), tasks.emplace_back();
+        tasks[*it].push_back(i);
+        if (tasks[*it].size() == lanes) open.erase(it);
     }
-    train::complete_plan(fit.plan, fit.rest, models.front().seed());
-    if (!cpu::can_stack(first, fit.plan)) return false;
-    const std::vector<nn::Metric> metrics = train::plan_metrics(first, fit.plan);
-    const bool validation = fit.plan.val_x || fit.plan.val_dataset;
-    const int64_t lanes = cpu::stack_lanes(), count = static_cast<int64_t>(members.size());
-    for_each_member(members, (count + lanes - 1) / lanes, lanes, [&](int64_t group) {
-        const int64_t begin = group * lanes, end = std::min(count, begin + lanes);
-        std::vector<TrainingProgram*> programs;
-        std::vector<uint64_t> seeds;  // each member's fit seed: its shuffle
-        for (int64_t i = begin; i < end; ++i) {
-            programs.push_back(&models[static_cast<size_t>(i)].program_state());
-            seeds.push_back(options.seed.value_or(members[static_cast<size_t>(i)].seed));
-        }
-        const std::vector<cpu::StackedResult> results =
-            cpu::fit_stacked(programs, fit.plan, metrics, seeds, options.initial_epoch, options.epochs);
-        for (int64_t i = begin; i < end; ++i) {  // the History as fit() records it
-            const cpu::StackedResult& r = results[static_cast<size_t>(i - begin)];
-            SweepMember& m = members[static_cast<size_t>(i)];
-            Logs logs;
-            std::vector<std::string> member_warnings;
-            for (int64_t e = options.initial_epoch; e < r.end_epoch; ++e)
-                if (train::record_epoch(m.history, logs, r.logs[static_cast<size_t>(e)], e, metrics, validation,
-                                        member_warnings))
-                    break;
-            m.weights = models[static_cast<size_t>(i)].get_weights();
-        }
-    });
-    return true;
+    return tasks;
 }
 
 }  // namespace
@@ -122,12 +148,38 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     const std::vector<uint64_t> seeds = grid.seeds.empty() ? std::vector<uint64_t>{model.seed()} : grid.seeds;
     if (!grid.points.empty() && (!grid.learning_rates.empty() || !grid.seeds.empty()))
         throw Error("sweep: give the grid's axes or its points, not both");
+    if (grid.folds == 1 || grid.folds < 0) throw Error("sweep: k-fold needs at least 2 folds, got " + std::to_string(grid.folds));
+
+    // What members train on: x and y, or each fold's split with the fold as validation data.
+    std::vector<MemberData> data;
+    std::vector<TrainTestSplit> splits;
+    if (grid.folds >= 2) {
+        if (options.validation_split > 0 || options.validation_data || options.validation_dataset)
+            throw Error("sweep: k-fold validates each member on its fold; give no validation_split or validation_data");
+        if (x.rows() != y.rows())
+            throw Error("sweep: x has " + std::to_string(x.rows()) + " rows but y has " + std::to_string(y.rows()));
+        const std::vector<int64_t> classes = row_classes(y, loss, model.layers().back());
+        const std::vector<int64_t> assignment = classes.empty() ? kfold_assignment(x.rows(), grid.folds)
+                                                                : stratified_kfold_assignment(classes, grid.folds);
+        for (int64_t f = 0; f < grid.folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
+        for (const TrainTestSplit& s : splits) {
+            FitOptions o = options;
+            o.validation_data = std::pair(s.x_test, s.y_test);
+            data.push_back({&s.x_train, &s.y_train, std::move(o), nullptr});
+        }
+    } else {
+        data.push_back({&x, &y, options, nullptr});
+    }
 
     std::vector<SweepMember> members;
+    std::vector<size_t> data_of;  // each member's entry in data
     const auto add = [&](float rate, uint64_t seed) {
-        SweepMember m;
-        m.learning_rate = rate, m.seed = seed;
-        members.push_back(std::move(m));
+        for (size_t d = 0; d < data.size(); ++d) {
+            SweepMember m;
+            m.learning_rate = rate, m.seed = seed, m.fold = grid.folds >= 2 ? static_cast<int64_t>(d) : -1;
+            members.push_back(std::move(m));
+            data_of.push_back(d);
+        }
     };
     for (const SweepPoint& p : grid.points) add(p.learning_rate, p.seed);
     if (grid.points.empty())
@@ -147,12 +199,62 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
             throw Error(member_name(i, members[i]) + ": " + e.what());
         }
     }
-    if (fit_stacked(models, members, x, y, options)) return members;
-    for_each_member(members, static_cast<int64_t>(members.size()), 1, [&](int64_t i) {
-        Sequential& member = models[static_cast<size_t>(i)];
-        members[static_cast<size_t>(i)].history = member.fit(x, y, options);
-        members[static_cast<size_t>(i)].weights = member.get_weights();
+    // Which data can stack its members: checked and planned once (every member's is the same
+    // but for its seed; a plan's error is each member's, named by the first's).
+    const TrainingProgram& program = models.front().program();
+    const std::vector<nn::Metric> metrics = [&] {
+        std::vector<nn::Metric> m;
+        for (size_t d = 0; d < data.size(); ++d) {
+            const size_t first = static_cast<size_t>(std::find(data_of.begin(), data_of.end(), d) - data_of.begin());
+            std::vector<std::string> warnings;
+            data[d].fit = std::make_unique<train::ArrayFit>();
+            try {
+                train::prepare_array_fit(program, *data[d].x, *data[d].y, data[d].options, warnings, *data[d].fit);
+            } catch (const std::exception& e) {
+                throw Error(member_name(first, members[first]) + ": " + e.what());
+            }
+            train::complete_plan(data[d].fit->plan, data[d].fit->rest, 0);
+            data[d].stacks = options.device == Device::cpu && cpu::can_stack(program, data[d].fit->plan);
+            if (d == 0) m = train::plan_metrics(program, data[d].fit->plan);
+        }
+        return m;
+    }();
+
+    // Stacks pay once they fill every thread (SweepStacking); fewer members run side by side.
+    size_t stackable = 0;
+    for (size_t d : data_of) stackable += data[d].stacks;
+    const size_t full = static_cast<size_t>(cpu::stack_lanes() * ThreadPool::instance().num_threads());
+    if (grid.stacking == SweepStacking::never || (grid.stacking == SweepStacking::automatic && stackable < full))
+        for (MemberData& d : data) d.stacks = false;
+    const std::vector<std::vector<size_t>> tasks = member_tasks(data_of, data);
+    std::vector<std::exception_ptr> errors(tasks.size());
+    ThreadPool::instance().parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
+        const std::vector<size_t>& task = tasks[static_cast<size_t>(t)];
+        try {  // (tasks must not throw)
+            if (!data[data_of[task.front()]].stacks) {
+                const size_t i = task.front();
+                const MemberData& d = data[data_of[i]];
+                members[i].history = models[i].fit(*d.x, *d.y, d.options);
+                members[i].weights = models[i].get_weights();
+            } else {
+                fit_stacked(task, models, members, data_of, data, metrics, options);
+            }
+        } catch (...) {
+            errors[static_cast<size_t>(t)] = std::current_exception();
+        }
     });
+    // The first failed member in member order, named.
+    size_t failed = members.size();
+    std::exception_ptr error;
+    for (size_t t = 0; t < tasks.size(); ++t)
+        if (errors[t] && tasks[t].front() < failed) failed = tasks[t].front(), error = errors[t];
+    if (error) {
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            throw Error(member_name(failed, members[failed]) + ": " + e.what());
+        }
+    }
     return members;
 }
 

@@ -12,6 +12,7 @@
 
 #include "onefit/onefit.hpp"
 #include "support/run_cli.hpp"
+#include "support/weights.hpp"
 
 namespace {
 
@@ -101,6 +102,62 @@ TEST(CliSweep, RandomMembersDrawLearningRatesFromTheRange) {
          {std::vector<std::string>{"sweep", "--random", "3"}, {"sweep", "--random", "3", "--range", "learning_rate=0:0.1:log"},
           {"sweep", "--random", "3", "--range", "units=1:2"}, {"sweep", "--range", "learning_rate=0.1:1"},
           {"sweep", "--random", "3", "--range", "learning_rate=0.1:1", "--grid", "seed=1..2"}}) {
+        const CliResult bad = run_cli(args);
+        EXPECT_EQ(bad.exit_code, 2) << args.back();
+        EXPECT_NE(bad.err.find("onefit: error:"), std::string::npos) << bad.err;
+    }
+}
+
+TEST(CliSweep, KFoldRanksConfigurationsByTheirMeanOverFoldsAndSavesTheBestRefitted) {
+    // The seed's config: 5 stratified folds of its 105 training rows (its 45 test rows held out);
+    // each member is the library's fit on its fold; --save-best trains the best configuration
+    // again on every training row.
+    using namespace onefit;
+    const std::string dir = temp_path("best");
+    const CliResult r = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--kfold", "5", "--save-best", dir, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("saved: " + dir), std::string::npos) << r.err;  // stderr: stdout is the JSON
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out["members"].size(), 10u);
+    const LabeledData all = load_iris();
+    const TrainTestSplit iris = train_test_split(all.x, all.y, 0.30, false);
+    std::vector<int64_t> classes;
+    for (int64_t i = 0; i < iris.y_train.rows(); ++i) classes.push_back(static_cast<int64_t>(iris.y_train[i]));
+    const std::vector<int64_t> assignment = stratified_kfold_assignment(classes, 5);
+    FitOptions o;
+    o.batch_size = 20, o.epochs = 20, o.shuffle = false, o.verbose = 0;
+    double mean[2] = {0, 0};
+    for (size_t i = 0; i < 10; ++i) {
+        const nlohmann::json& m = out["members"][i];
+        EXPECT_EQ(m["fold"].get<int64_t>(), static_cast<int64_t>(i % 5));  // a configuration's folds together
+        EXPECT_EQ(m["learning_rate"], out["members"][i - i % 5]["learning_rate"]);
+        const TrainTestSplit s = fold_split(iris.x_train, iris.y_train, assignment, m["fold"].get<int64_t>());
+        Sequential model({4}, 0);
+        model.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+        model.compile(Adam(m["learning_rate"].get<float>()), loss_from_name("log_cosh"));
+        FitOptions fold = o;
+        fold.validation_data = {s.x_test, s.y_test};
+        EXPECT_EQ(m["history"]["val_loss"].get<std::vector<double>>(), model.fit(s.x_train, s.y_train, fold)["val_loss"]);
+        mean[i / 5] += m["logs"]["val_loss"].get<double>() / 5;
+    }
+    EXPECT_LE(mean[0], mean[1]);  // ranked by the mean over folds, best first
+    Sequential best({4}, 0);
+    best.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+    best.compile(Adam(out["members"][0]["learning_rate"].get<float>()), loss_from_name("log_cosh"));
+    best.fit(iris.x_train, iris.y_train, o);
+    EXPECT_TRUE(same_bits(load_model(dir).get_weights(), best.get_weights()));
+
+    const CliResult text = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--grid", "seed=1..2", "--kfold", "3"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("12 members (4 configurations x 3 folds)"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("the 45 test rows are held out"), std::string::npos) << text.out;
+    const CliResult split = run_cli({"sweep", "--test-size", "0", "--validation-split", "0.2", "--kfold", "3"});
+    ASSERT_EQ(split.exit_code, 0) << split.err;
+    EXPECT_NE(split.out.find("validation_split 0.2 not used"), std::string::npos) << split.out;
+    EXPECT_NE(split.out.find("3 members (1 configurations x 3 folds) on iris"), std::string::npos) << split.out;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"sweep", "--kfold", "1"}, {"sweep", "--kfold", "200"},
+          {"sweep", "--save-best", "/no/such/folder/best"}}) {
         const CliResult bad = run_cli(args);
         EXPECT_EQ(bad.exit_code, 2) << args.back();
         EXPECT_NE(bad.err.find("onefit: error:"), std::string::npos) << bad.err;

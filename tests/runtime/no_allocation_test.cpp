@@ -233,8 +233,9 @@ TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
 // The features are the bulk of a fit's data (MNIST: 188 MB): the whole fit, set-up included,
 // reads the caller's x in place instead of copying it, validation_split's part too.
 TEST(NoAllocation, StackedMembersAllocateNothingPerStep) {
-    // Members in lanes (a sweep's stack) with dropout, each shuffling by its own seed, metrics and
-    // validation: 2 epochs and 20 allocate the same (set-up and results only).
+    // Members in lanes (a sweep's stack) with dropout, each shuffling by its own seed, two of them
+    // on other data (a k-fold's other fold), metrics and validation: 2 epochs and 20 allocate
+    // the same (set-up and results only).
     const std::vector<Layer> layers = {Dense(16, "relu"), Dropout(0.3f), Dense(3, "softmax")};
     std::vector<TrainingProgram> programs;
     for (uint64_t seed = 0; seed < 5; ++seed)
@@ -248,11 +249,16 @@ TEST(NoAllocation, StackedMembersAllocateNothingPerStep) {
     const std::vector<nn::Metric> metrics = {nn::resolve_metric("accuracy", 3, 1)};
     std::vector<TrainingProgram*> members;
     for (TrainingProgram& p : programs) members.push_back(&p);
-    const std::vector<uint64_t> seeds = {0, 1, 2, 3, 4};
-    cpu::fit_stacked(members, plan, metrics, seeds, 0, 1);  // warm-up (the dispatch table, ...)
-    const Counts two = count_allocations([&] { g_sink = cpu::fit_stacked(members, plan, metrics, seeds, 0, 2).data(); });
-    const Counts twenty =
-        count_allocations([&] { g_sink = cpu::fit_stacked(members, plan, metrics, seeds, 0, 20).data(); });
+    const Tensor x2 = features(90, 4), y2 = labels(90, 3), val_x2 = features(31, 4), val_y2 = labels(31, 3);
+    std::vector<FitPlan> plans(members.size(), plan);
+    for (size_t i = 0; i < plans.size(); ++i) {
+        plans[i].seed = i;
+        if (i < 3) continue;
+        plans[i].x = FeatureView(x2), plans[i].y = &y2, plans[i].val_x = FeatureView(val_x2), plans[i].val_y = &val_y2;
+    }
+    cpu::fit_stacked(members, plans, metrics, 0, 1);  // warm-up (the dispatch table, ...)
+    const Counts two = count_allocations([&] { g_sink = cpu::fit_stacked(members, plans, metrics, 0, 2).data(); });
+    const Counts twenty = count_allocations([&] { g_sink = cpu::fit_stacked(members, plans, metrics, 0, 20).data(); });
     EXPECT_GT(two.news, 0);  // the counter sees the set-up
     EXPECT_EQ(twenty.news, two.news);
     EXPECT_EQ(twenty.deletes, two.deletes);

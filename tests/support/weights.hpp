@@ -1,5 +1,6 @@
 // Test helpers shared by the suites that compare trained weights.
 #pragma once
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -7,13 +8,20 @@
 
 namespace onefit::testing_support {
 
-// Bitwise equality of every weight array (same seed must mean the same bits).
-inline bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+// Bitwise equality of every weight array (same seed must mean the same bits). With
+// any_nan_equal, a NaN equals any NaN: a fit that diverged holds NaN weights whose sign and
+// payload depend on which NaN operand an fma propagates (ARM picks by operand position), which
+// carries no meaning.
+inline bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b, bool any_nan_equal = false) {
     if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].shape() != b[i].shape() ||
-            std::memcmp(a[i].data(), b[i].data(), sizeof(float) * static_cast<size_t>(a[i].size())) != 0)
-            return false;
+    for (size_t t = 0; t < a.size(); ++t) {
+        if (a[t].shape() != b[t].shape()) return false;
+        for (int64_t i = 0; i < a[t].size(); ++i) {
+            const float x = a[t].data()[i], y = b[t].data()[i];
+            if (any_nan_equal && std::isnan(x) && std::isnan(y)) continue;
+            if (std::memcmp(&x, &y, sizeof x) != 0) return false;
+        }
+    }
     return true;
 }
 

@@ -71,20 +71,20 @@ TEST(Sweep, EveryMemberEqualsItsConfigurationFittedAlone) {
     EXPECT_FALSE(testing_support::same_bits(members[0].weights, members[2].weights));
 }
 
-// Bit for bit, except that a NaN equals any NaN: a member that diverged holds NaN weights whose
-// sign and payload depend on which NaN operand an fma propagates (ARM picks by operand position,
-// and the stack may name a product's factors in the other order), which carries no meaning.
-bool same_bits_or_nan(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t t = 0; t < a.size(); ++t) {
-        if (a[t].shape() != b[t].shape()) return false;
-        for (int64_t i = 0; i < a[t].size(); ++i) {
-            const float x = a[t][i], y = b[t][i];
-            if (std::isnan(x) && std::isnan(y)) continue;
-            if (std::memcmp(&x, &y, sizeof x) != 0) return false;
-        }
+// The k folds' splits of x, y, stratified by the class of each row (labels in these tests are
+// classes: indices in one column, or one-hot rows); none for folds 0.
+std::vector<TrainTestSplit> fold_splits(const Tensor& x, const Tensor& y, int64_t folds) {
+    if (folds == 0) return {};
+    std::vector<int64_t> classes;
+    for (int64_t r = 0; r < y.rows(); ++r) {
+        const int64_t w = y.rank() == 1 ? 1 : y.row_width();
+        const float* row = y.data() + r * w;
+        classes.push_back(w == 1 ? static_cast<int64_t>(row[0]) : std::max_element(row, row + w) - row);
     }
-    return true;
+    const std::vector<int64_t> assignment = stratified_kfold_assignment(classes, folds);
+    std::vector<TrainTestSplit> splits;
+    for (int64_t f = 0; f < folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
+    return splits;
 }
 
 // Restores the best SIMD target when a test ends.
@@ -102,17 +102,36 @@ void expect_stacked_members_equal_fits_alone(const std::function<Sequential(uint
         SCOPED_TRACE("SIMD target " + target);
         set_cpu_simd_target(target);
         // the configuration is one sweep() stacks (else this test would pass on the fallback)
-        ASSERT_TRUE(stacks(layers(0), base, loss, compile, x, y, options));
-        const std::vector<SweepMember> members = sweep(layers(0), base, loss, compile, x, y, options, grid);
-        ASSERT_EQ(members.size(), grid.learning_rates.size() * grid.seeds.size());
+        // With folds, each member alone fits on its fold's split (stratified: the labels are classes
+        // in these tests), validated on the fold.
+        const std::vector<TrainTestSplit> splits = fold_splits(x, y, grid.folds);
+        FitOptions fold_options = options;
+        if (grid.folds) fold_options.validation_data = std::pair(splits[0].x_test, splits[0].y_test);
+        ASSERT_TRUE(grid.folds ? stacks(layers(0), base, loss, compile, splits[0].x_train, splits[0].y_train, fold_options)
+                               : stacks(layers(0), base, loss, compile, x, y, options));
+        SweepGrid stacked = grid;
+        stacked.stacking = SweepStacking::always;  // however few members, on however many threads
+        const std::vector<SweepMember> members = sweep(layers(0), base, loss, compile, x, y, options, stacked);
+        const size_t folds = static_cast<size_t>(std::max<int64_t>(grid.folds, 1));
+        ASSERT_EQ(members.size(), grid.learning_rates.size() * grid.seeds.size() * folds);
         for (size_t i = 0; i < members.size(); ++i) {
             const SweepMember& m = members[i];
+            EXPECT_EQ(m.learning_rate, grid.learning_rates[i / (grid.seeds.size() * folds)]) << i;
+            EXPECT_EQ(m.seed, grid.seeds[i / folds % grid.seeds.size()]) << i;
+            EXPECT_EQ(m.fold, grid.folds ? static_cast<int64_t>(i % folds) : -1) << i;
             Sequential alone = layers(m.seed);
             Optimizer optimizer = base;
             optimizer.learning_rate = m.learning_rate;
             alone.compile(optimizer, loss, compile);
-            const History h = alone.fit(x, y, options);
-            EXPECT_TRUE(same_bits_or_nan(m.weights, alone.get_weights())) << "member " << i;
+            History h;
+            if (m.fold >= 0) {
+                const TrainTestSplit& s = splits[static_cast<size_t>(m.fold)];
+                fold_options.validation_data = std::pair(s.x_test, s.y_test);
+                h = alone.fit(s.x_train, s.y_train, fold_options);
+            } else {
+                h = alone.fit(x, y, options);
+            }
+            EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights(), true)) << "member " << i;
             EXPECT_EQ(m.history.epoch, h.epoch) << "member " << i;
             ASSERT_EQ(m.history.history.size(), h.history.size()) << "member " << i;
             for (const auto& [key, values] : h.history) {
@@ -205,6 +224,86 @@ TEST(Sweep, StackedMembersWithDropoutEqualTheirFitsAlone) {
     expect_stacked_members_equal_fits_alone(layers_only, AdamW(), loss_from_name("sparse_categorical_crossentropy"),
                                             CompileOptions{{"accuracy"}}, iris.x, iris.y, fit_options(),
                                             SweepGrid{{0.003f, 0.03f}, {4, 5, 6, 7, 8}});
+}
+
+TEST(Sweep, StackedKFoldMembersEqualTheirFoldsFittedAlone) {
+    // 5 folds of Iris (30 rows each): every member of one data group, each lane its own rows,
+    // shuffled by its own seed, validated on its own fold. Then 4 folds (38, 38, 37, 37 rows):
+    // two groups of different sizes, each stacked apart.
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 20, o.epochs = 4, o.verbose = 0;
+    const auto layers = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+        return m;
+    };
+    SweepGrid grid{{0.01f, 0.1f}, {3, 4}};
+    grid.folds = 5;
+    expect_stacked_members_equal_fits_alone(layers, Adam(), loss_from_name("sparse_categorical_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
+    grid.folds = 4, o.shuffle = false;
+    expect_stacked_members_equal_fits_alone(layers_only, Adam(), loss_from_name("sparse_categorical_crossentropy"),
+                                            CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
+}
+
+TEST(Sweep, HowMembersRunChangesNoBit) {
+    // Stacked, side by side, or as automatic chooses for this many members and threads.
+    const LabeledData iris = load_iris();
+    SweepGrid grid{{0.01f, 0.05f}, {1, 2, 3}};
+    grid.folds = 3;
+    FitOptions cv = fit_options();
+    cv.validation_split = 0;
+    std::vector<std::vector<SweepMember>> runs;  // without folds, then with, for each choice
+    for (SweepStacking how : {SweepStacking::always, SweepStacking::never, SweepStacking::automatic}) {
+        SweepGrid plain{grid.learning_rates, grid.seeds};
+        plain.stacking = grid.stacking = how;
+        runs.push_back(sweep(layers_only(0), Adam(), loss_from_name("sparse_categorical_crossentropy"), {}, iris.x,
+                             iris.y, fit_options(), plain));
+        runs.push_back(sweep(layers_only(0), Adam(), loss_from_name("sparse_categorical_crossentropy"), {}, iris.x,
+                             iris.y, cv, grid));
+    }
+    for (size_t r = 2; r < runs.size(); ++r)
+        for (size_t i = 0; i < runs[r].size(); ++i) {
+            EXPECT_TRUE(testing_support::same_bits(runs[r][i].weights, runs[r % 2][i].weights)) << r << " " << i;
+            EXPECT_EQ(runs[r][i].history.history, runs[r % 2][i].history.history) << r << " " << i;
+        }
+}
+
+TEST(Sweep, KFoldOfValuesIsPlainAndRefusesOtherValidation) {
+    // One column of values under mse into a linear output is a regression: plain contiguous folds
+    // (the stacked test above holds class labels to stratified folds).
+    const auto regressor = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(8, "relu")).add(Dense(1));
+        return m;
+    };
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 16, o.epochs = 3, o.verbose = 0;
+    SweepGrid grid{{0.01f}, {1}};
+    grid.folds = 3;
+    const std::vector<SweepMember> members =
+        sweep(regressor(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, o, grid);
+    ASSERT_EQ(members.size(), 3u);
+    const std::vector<int64_t> assignment = kfold_assignment(150, 3);
+    for (const SweepMember& m : members) {
+        const TrainTestSplit s = fold_split(iris.x, iris.y, assignment, m.fold);
+        Sequential alone = regressor(1);
+        alone.compile(Adam(0.01f), loss_from_name("mse"));
+        FitOptions fold_options = o;
+        fold_options.validation_data = std::pair(s.x_test, s.y_test);
+        const History h = alone.fit(s.x_train, s.y_train, fold_options);
+        EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << m.fold;
+        EXPECT_EQ(m.history.history, h.history) << m.fold;
+    }
+    o.validation_split = 0.2;
+    EXPECT_THROW(sweep(regressor(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, o, grid), Error);
+    o.validation_split = 0;
+    grid.folds = 1;
+    EXPECT_THROW(sweep(regressor(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, o, grid), Error);
+    grid.folds = 151;
+    EXPECT_THROW(sweep(regressor(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, o, grid), Error);
 }
 
 TEST(Sweep, RandomPointsAreLogUniformInTheRangeAndRepeatForTheirSeed) {

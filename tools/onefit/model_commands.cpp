@@ -10,9 +10,7 @@
 #include <limits>
 
 namespace onefit::cli {
-namespace {
 
-// The folder a path would be created in must exist: checked up front, before training.
 void check_parent_exists(const std::string& path, const std::string& flag) {
     std::string p = path;
     while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -23,6 +21,8 @@ void check_parent_exists(const std::string& path, const std::string& flag) {
         throw Error(flag + " " + printable(path, 200) + ": the folder " + printable(parent, 200) +
                     " does not exist; create it first");
 }
+
+namespace {
 
 std::string format_float(double v, const char* format) {
     char text[40];

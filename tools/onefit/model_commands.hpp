@@ -34,6 +34,9 @@ private:
     std::unique_ptr<CSVLogger> csv_logger_;
 };
 
+// The folder a path would be created in must exist: checked up front, before training.
+void check_parent_exists(const std::string& path, const std::string& flag);
+
 struct ModelFlags {
     std::string model, data, label, labels, output;
     int64_t batch_size = 32;

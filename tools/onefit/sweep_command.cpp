@@ -1,6 +1,7 @@
 // run_sweep: the data and model exactly as `onefit fit` loads and builds them (same config and
-// flags), one member per grid point, then the members ranked by their last validation loss
-// (the training loss without validation data).
+// flags), one member per grid point (and fold, with --kfold), then the members ranked by their
+// last validation loss (the training loss without validation data; with folds, the mean over
+// a configuration's folds).
 #include "sweep_command.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fit_command.hpp"
+#include "model_commands.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit::cli {
@@ -83,24 +85,68 @@ double score(const SweepMember& m) {
     return it == h.end() || it->second.empty() ? 0.0 : it->second.back();
 }
 
+// Mean and sample standard deviation (0 for one value).
+std::pair<double, double> mean_and_sd(const std::vector<double>& values) {
+    double mean = 0, var = 0;
+    for (double v : values) mean += v;
+    mean /= static_cast<double>(values.size());
+    for (double v : values) var += (v - mean) * (v - mean);
+    return {mean, values.size() < 2 ? 0.0 : std::sqrt(var / static_cast<double>(values.size() - 1))};
+}
+
+// A configuration (learning rate, seed) and its members: one, or one per fold.
+struct Configuration {
+    float learning_rate;
+    uint64_t seed;
+    double mean, sd;  // of its members' scores
+    std::vector<const SweepMember*> members;
+};
+
+// The sweep's configurations, best mean score first (a member order that keeps folds together).
+std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& members) {
+    std::map<std::pair<float, uint64_t>, std::vector<const SweepMember*>> by_point;
+    for (const SweepMember& m : members) by_point[{m.learning_rate, m.seed}].push_back(&m);
+    std::vector<Configuration> ranked;
+    for (const auto& [point, of] : by_point) {
+        std::vector<double> scores;
+        for (const SweepMember* m : of) scores.push_back(score(*m));
+        const auto [mean, sd] = mean_and_sd(scores);
+        ranked.push_back({point.first, point.second, mean, sd, of});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
+        return a.mean < b.mean || (std::isnan(b.mean) && !std::isnan(a.mean));
+    });
+    return ranked;
+}
+
 // Per learning rate with several seeds: the mean and standard deviation of the ranking score
 // over its seeds, best mean first (how much of a rate's result is its seed's luck).
-void print_rate_summary(const std::vector<SweepMember>& members, bool validation) {
+void print_rate_summary(const std::vector<Configuration>& ranked, bool validation) {
     std::map<float, std::vector<double>> by_rate;
-    for (const SweepMember& m : members) by_rate[m.learning_rate].push_back(score(m));
+    for (const Configuration& c : ranked) by_rate[c.learning_rate].push_back(c.mean);
     if (by_rate.empty() || by_rate.begin()->second.size() < 2) return;
     std::vector<std::tuple<double, double, float, size_t>> rows;  // mean, std, rate, seeds
     for (const auto& [rate, scores] : by_rate) {
-        double mean = 0, var = 0;
-        for (double v : scores) mean += v;
-        mean /= static_cast<double>(scores.size());
-        for (double v : scores) var += (v - mean) * (v - mean);
-        rows.emplace_back(mean, std::sqrt(var / static_cast<double>(scores.size() - 1)), rate, scores.size());
+        const auto [mean, sd] = mean_and_sd(scores);
+        rows.emplace_back(mean, sd, rate, scores.size());
     }
     std::sort(rows.begin(), rows.end());
     std::printf("by learning_rate, the last %s over seeds (mean, standard deviation):\n", validation ? "val_loss" : "loss");
     for (const auto& [mean, sd, rate, n] : rows)
         std::printf("  %13g  %12.6f  %12.6f  (%zu seeds)\n", static_cast<double>(rate), mean, sd, n);
+}
+
+// --save-best: the best configuration trained again alone (bit-identical to its member; with
+// folds, on every row, as scikit-learn's refit) and saved as `onefit fit --save` saves.
+void save_best(FitConfig config, const SplitData& data, const FitOptions& options, const Configuration& best,
+               const std::string& dir, std::ostream& say) {
+    config.learning_rate = best.learning_rate, config.seed = best.seed;
+    Sequential model = model_from(config, data.x_train.dim(1));
+    compile_from(model, config);
+    model.fit(data.x_train, data.y_train, options);
+    save_model(model, dir, options.epochs, options.seed);
+    say << "saved: " << dir << " (learning_rate " << best.learning_rate << ", seed " << best.seed
+        << (best.members.front()->fold >= 0 ? ", trained again on every row" : ", trained again alone") << ")\n";
 }
 
 }  // namespace
@@ -113,7 +159,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         "Examples:\n"
         "  onefit sweep --grid learning_rate=0.001,0.01,0.1 --grid seed=0..9\n"
         "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json\n"
-        "  onefit sweep --random 200 --range learning_rate=1e-4:1e-1:log --csv");
+        "  onefit sweep --random 200 --range learning_rate=1e-4:1e-1:log --csv\n"
+        "  onefit sweep --grid learning_rate=0.01,0.1 --kfold 5 --save-best best_model");
     sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... or seed=A,B,... or seed=FIRST..LAST")
         ->type_name("AXIS=VALUES");
     sweep->add_option("--random", flags.random, "Instead of --grid: N members, learning rates drawn from --range, "
@@ -121,10 +168,18 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         ->check(CLI::PositiveNumber);
     sweep->add_option("--range", flags.range, "For --random: learning_rate=LOW:HIGH, or LOW:HIGH:log for log-uniform draws")
         ->type_name("AXIS=LOW:HIGH[:log]");
+    sweep->add_option("--kfold", flags.kfold, "K-fold cross-validation: each configuration trained on K-1 folds and "
+                                               "validated on the last, K times (stratified for class labels); "
+                                               "ranked by the mean over its folds")
+        ->check(CLI::Range(int64_t{2}, int64_t{1000000}))
+        ->type_name("K");
+    sweep->add_option("--save-best", flags.save_best, "Train the best configuration again and save it into this folder, "
+                                                      "as `onefit fit --save` (with --kfold: on every row)")
+        ->type_name("DIR");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
-    sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, epochs, final logs")
+    sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, fold, epochs, final logs")
         ->excludes(json);
     sweep->allow_extras();
     sweep->prefix_command(false);
@@ -142,27 +197,48 @@ int run_sweep(const SweepFlags& flags) {
         throw Error("sweep: --range goes with --random N");
     }
     if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
+    if (!flags.save_best.empty()) check_parent_exists(flags.save_best, "--save-best");
+    const bool text = !flags.json && !flags.csv;
+    grid.folds = flags.kfold;
+    if (flags.kfold > 0 && config.validation_split > 0) {  // folds validate; a test_size split stays held out
+        if (text) std::printf("--kfold %lld: each member validates on its fold (validation_split %g not used)\n",
+                              static_cast<long long>(flags.kfold), config.validation_split);
+        config.validation_split = 0;
+    }
 
     SplitData data = split_data(config);
-    settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
+    settle_loss(config, data.y_train, text ? &std::cout : nullptr);
     const Sequential model = model_from(config, data.x_train.dim(1));
-    const FitOptions options = fit_options(config, data);  // sweep() makes members silent
+    FitOptions options = fit_options(config, data);  // sweep() makes members silent
+    if (flags.kfold > 0 && data.validation) {
+        if (text) std::printf("--kfold %lld: folds of the %lld training rows; the %lld test rows are held out\n",
+                              static_cast<long long>(flags.kfold), static_cast<long long>(data.train_rows),
+                              static_cast<long long>(data.validation_rows));
+        options.validation_data.reset();
+    }
     const auto start = std::chrono::steady_clock::now();
-    std::vector<SweepMember> members =
+    const std::vector<SweepMember> members =
         sweep(model, optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
               loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train, data.y_train, options, grid);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::stable_sort(members.begin(), members.end(),
-                     [](const SweepMember& a, const SweepMember& b) { return score(a) < score(b); });
+    const std::vector<Configuration> ranked = rank_configurations(members);
+    if (!flags.save_best.empty()) {
+        FitOptions alone = options;
+        alone.verbose = 0;
+        save_best(config, data, alone, ranked.front(), flags.save_best, text ? std::cout : std::cerr);
+    }
+    const bool folds = flags.kfold > 0;
 
     if (flags.json) {
         nlohmann::json out{{"data", data.name}, {"members", nlohmann::json::array()}, {"seconds", seconds}};
-        for (const SweepMember& m : members) {
-            nlohmann::json logs, history;
-            for (const auto& [key, values] : m.history.history) logs[key] = values.back(), history[key] = values;
-            out["members"].push_back(
-                {{"learning_rate", m.learning_rate}, {"seed", m.seed}, {"logs", logs}, {"history", history}});
-        }
+        for (const Configuration& c : ranked)
+            for (const SweepMember* m : c.members) {
+                nlohmann::json logs, history;
+                for (const auto& [key, values] : m->history.history) logs[key] = values.back(), history[key] = values;
+                nlohmann::json member{{"learning_rate", m->learning_rate}, {"seed", m->seed}, {"logs", logs}, {"history", history}};
+                if (folds) member["fold"] = m->fold;
+                out["members"].push_back(std::move(member));
+            }
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -170,30 +246,40 @@ int run_sweep(const SweepFlags& flags) {
         std::vector<std::string> keys;  // the final logs' names, as History orders them
         if (!members.empty())
             for (const auto& [key, values] : members.front().history.history) keys.push_back(key);
-        std::printf("rank,learning_rate,seed,epochs");
+        std::printf("rank,learning_rate,seed%s,epochs", folds ? ",fold" : "");
         for (const std::string& key : keys) std::printf(",%s", key.c_str());
         std::printf("\n");
-        for (size_t i = 0; i < members.size(); ++i) {
-            const SweepMember& m = members[i];
-            std::printf("%zu,%.9g,%llu,%zu", i + 1, static_cast<double>(m.learning_rate),
-                        static_cast<unsigned long long>(m.seed), m.history.epoch.size());
-            for (const std::string& key : keys) std::printf(",%.9g", m.history.history.at(key).back());
-            std::printf("\n");
-        }
+        for (size_t rank = 0; rank < ranked.size(); ++rank)
+            for (const SweepMember* m : ranked[rank].members) {
+                std::printf("%zu,%.9g,%llu", rank + 1, static_cast<double>(m->learning_rate),
+                            static_cast<unsigned long long>(m->seed));
+                if (folds) std::printf(",%lld", static_cast<long long>(m->fold));
+                std::printf(",%zu", m->history.epoch.size());
+                for (const std::string& key : keys) std::printf(",%.9g", m->history.history.at(key).back());
+                std::printf("\n");
+            }
         return 0;
     }
     const bool validation = !members.empty() && members.front().history.history.count("val_loss");
-    std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds,
-                validation ? "val_loss" : "loss");
-    std::printf("%5s  %13s  %20s  %12s%s\n", "rank", "learning_rate", "seed", "loss", validation ? "      val_loss" : "");
-    for (size_t i = 0; i < members.size() && i < static_cast<size_t>(flags.top); ++i) {
-        const SweepMember& m = members[i];
-        std::printf("%5zu  %13g  %20llu  %12.6f", i + 1, static_cast<double>(m.learning_rate),
-                    static_cast<unsigned long long>(m.seed), m.history.history.at("loss").back());
-        if (validation) std::printf("  %12.6f", m.history.history.at("val_loss").back());
+    const char* by = validation ? "val_loss" : "loss";
+    if (folds)
+        std::printf("%zu members (%zu configurations x %lld folds) on %s in %.3f s, ranked by the mean last %s over folds:\n",
+                    members.size(), ranked.size(), static_cast<long long>(flags.kfold), data.name.c_str(), seconds, by);
+    else
+        std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds, by);
+    std::printf("%5s  %13s  %20s  %12s  %12s%s\n", "rank", "learning_rate", "seed", "loss", validation ? "val_loss" : "",
+                folds ? "  sd over folds" : "");
+    for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(flags.top); ++i) {
+        const Configuration& c = ranked[i];
+        std::vector<double> losses;
+        for (const SweepMember* m : c.members) losses.push_back(m->history.history.at("loss").back());
+        std::printf("%5zu  %13g  %20llu  %12.6f", i + 1, static_cast<double>(c.learning_rate),
+                    static_cast<unsigned long long>(c.seed), mean_and_sd(losses).first);
+        if (validation) std::printf("  %12.6f", c.mean);
+        if (folds) std::printf("  %12.6f", c.sd);
         std::printf("\n");
     }
-    print_rate_summary(members, validation);
+    print_rate_summary(ranked, validation);
     return 0;
 }
 

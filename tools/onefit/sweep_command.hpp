@@ -12,6 +12,8 @@ struct SweepFlags {
     std::vector<std::string> grid;  // "learning_rate=0.001,0.01", "seed=0..9"
     int64_t random = 0;             // random members instead of the grid's product
     std::string range;              // "learning_rate=LOW:HIGH[:log]" for --random
+    int64_t kfold = 0;              // k-fold cross-validation: each point trained once per fold
+    std::string save_best;          // the best configuration, trained again alone, saved here
     int top = 5;
     bool json = false;
     bool csv = false;

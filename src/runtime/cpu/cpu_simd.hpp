@@ -35,12 +35,12 @@ struct StackedResult {
 int64_t stack_lanes();
 // Whether members of this program can be stacked on this plan.
 bool can_stack(const TrainingProgram& program, const FitPlan& plan);
-// Fits members (1 to stack_lanes(), one shape, one plan but for each member's seed in `seeds`,
-// or the plan's when empty) as one program for epochs [first, last), each exactly as
-// make_cpu_fit's run_epochs would; their parameters, optimizer state and step count are written
-// back.
-std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-                                       const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds,
+// Fits members (1 to stack_lanes(), one shape) on their plans (one each, every one
+// can_stack, alike but for seeds and data: as many training and validation rows each) as one
+// program for epochs [first, last), each exactly as make_cpu_fit's run_epochs would; their
+// parameters, optimizer state and step count are written back.
+std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members,
+                                       const std::vector<FitPlan>& plans, const std::vector<nn::Metric>& metrics,
                                        int64_t first, int64_t last);
 
 // The target the step loop runs on, by Highway's name ("AVX2").

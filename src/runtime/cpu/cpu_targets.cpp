@@ -59,10 +59,10 @@ int64_t stack_lanes() { return cpu::StackedFit::L; }
 
 bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return cpu::can_stack(program, plan); }
 
-std::vector<cpu::StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-                                            const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds,
+std::vector<cpu::StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members,
+                                            const std::vector<FitPlan>& plans, const std::vector<nn::Metric>& metrics,
                                             int64_t first, int64_t last) {
-    return cpu::StackedFit(members, plan, metrics, seeds).run(first, last);
+    return cpu::StackedFit(members, plans, metrics).run(first, last);
 }
 
 }  // namespace onefit::HWY_NAMESPACE
@@ -81,9 +81,8 @@ using Evaluate = LogSums (*)(const TrainingProgram&, const float*, int64_t, cons
 using Predict = void (*)(const TrainingProgram&, const float*, int64_t, int64_t, int64_t, float*);
 using StackLanes = int64_t (*)();
 using CanStack = bool (*)(const TrainingProgram&, const FitPlan&);
-using FitStacked = std::vector<StackedResult> (*)(const std::vector<TrainingProgram*>&, const FitPlan&,
-                                                  const std::vector<nn::Metric>&, const std::vector<uint64_t>&,
-                                                  int64_t, int64_t);
+using FitStacked = std::vector<StackedResult> (*)(const std::vector<TrainingProgram*>&, const std::vector<FitPlan>&,
+                                                  const std::vector<nn::Metric>&, int64_t, int64_t);
 
 struct Target {
     const char* name;
@@ -180,10 +179,10 @@ int64_t stack_lanes() { return current().stack_lanes(); }
 
 bool can_stack(const TrainingProgram& program, const FitPlan& plan) { return current().can_stack(program, plan); }
 
-std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-                                       const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds,
+std::vector<StackedResult> fit_stacked(const std::vector<TrainingProgram*>& members,
+                                       const std::vector<FitPlan>& plans, const std::vector<nn::Metric>& metrics,
                                        int64_t first, int64_t last) {
-    return current().fit_stacked(members, plan, metrics, seeds, first, last);
+    return current().fit_stacked(members, plans, metrics, first, last);
 }
 
 std::string simd_target() { return current().name; }

@@ -67,26 +67,37 @@ public:
     using D = simd::D;
     using V = simd::V;
 
-    // members: 1 to L programs of one shape and optimizer kind (a sweep's). Lanes past the
-    // members repeat the last one; their results are dropped. seeds: each member's fit seed (its
-    // shuffle); the plan's seed when empty.
-    StackedFit(const std::vector<TrainingProgram*>& members, const FitPlan& plan,
-               const std::vector<nn::Metric>& metrics, const std::vector<uint64_t>& seeds)
-        : members_(members), program_(*members.front()), plan_(plan), metrics_(metrics),
-          lane_plans_(static_cast<size_t>(L), plan),
+    // members: 1 to L programs of one shape and optimizer kind (a sweep's); plans: each
+    // member's, alike but for their seeds (shuffle, dropout) and data (a k-fold's folds, with
+    // as many training and validation rows each). Lanes past the members repeat the last one;
+    // their results are dropped.
+    StackedFit(const std::vector<TrainingProgram*>& members, const std::vector<FitPlan>& plans,
+               const std::vector<nn::Metric>& metrics)
+        : members_(members), program_(*members.front()), plan_(plans.front()), metrics_(metrics),
           schedule_(plan_, plan_.x.rows),
           max_rows_(std::max(schedule_.max_batch_rows(), max_validation_batch(plan_))),
           data_(pack_fit_data<float>(program_, plan_, max_rows_)) {
+        const auto same_data = [](const FitPlan& a, const FitPlan& b) {
+            return a.x.data == b.x.data && a.y == b.y && a.val_x.data == b.val_x.data && a.val_y == b.val_y;
+        };
+        lane_data_.reserve(plans.size());  // (lane_ points into it)
         for (int64_t m = 0; m < L; ++m) {
-            if (!seeds.empty()) {
-                const uint64_t seed = seeds[static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(seeds.size()) - 1))];
-                own_batches_ = own_batches_ || (plan.shuffle && seed != seeds.front());
-                lane_plans_[static_cast<size_t>(m)].seed = seed;
+            const size_t member = static_cast<size_t>(std::min<int64_t>(m, static_cast<int64_t>(plans.size()) - 1));
+            const FitPlan& p = plans[member];
+            dropout_seed_[m] = p.seed ^ 0x44524f50ull;  // as CpuFit's
+            own_batches_ = own_batches_ || (p.shuffle && p.seed != plan_.seed);
+            if (same_data(p, plan_)) {
+                lane_[m] = &data_;
+            } else if (m > 0 && same_data(p, plans[static_cast<size_t>(std::min<int64_t>(m - 1, member))])) {
+                lane_[m] = lane_[m - 1];  // (a fold's members are consecutive; lanes past them repeat the last)
+            } else {
+                lane_[m] = &lane_data_.emplace_back(pack_fit_data<float>(program_, p, max_rows_));
+                own_data_ = true;
             }
-            dropout_seed_[m] = lane_plans_[static_cast<size_t>(m)].seed ^ 0x44524f50ull;  // as CpuFit's
+            if (m > 0) lane_schedules_.push_back(std::make_unique<BatchSchedule>(p, p.x.rows));
         }
-        if (own_batches_)
-            for (const FitPlan& p : lane_plans_) lane_schedules_.push_back(std::make_unique<BatchSchedule>(p, p.x.rows));
+        own_batches_ = own_batches_ || own_data_;
+        if (!own_batches_) lane_schedules_.clear();
         const int64_t n = program_.param_count(), slots = nn::optimizer_slot_count(program_.optimizer);
         params_.resize(static_cast<size_t>(n * L)), grads_.resize(params_.size());
         slots_.resize(static_cast<size_t>(n * slots * L));
@@ -106,7 +117,6 @@ public:
         values_.resize(static_cast<size_t>(max_rows_ * program_.output_width * L));
         member_out_.resize(static_cast<size_t>(max_rows_ * program_.output_width));
         batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width * (own_batches_ ? L : 1)));
-        batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
         lane_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width * L));
         member_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
         results_.resize(members.size());
@@ -119,8 +129,8 @@ public:
         DenormalsAreZero denormals;
         for (int64_t epoch = first; epoch < last; ++epoch) {
             epoch_ = epoch;
-            int64_t steps = schedule_.begin_epoch();  // every lane's schedule has the same batch sizes
-            for (auto& lane : lane_schedules_) steps = lane->begin_epoch();
+            const int64_t steps = schedule_.begin_epoch();  // every lane's schedule has the same batch sizes
+            for (auto& lane : lane_schedules_) lane->begin_epoch();
             for (int64_t s = 0; s < steps; ++s) train_step(schedule_.next_batch());
             validate();
             bool running = false;
@@ -163,25 +173,21 @@ private:
     void train_step(const ScheduledBatch& b) {
         const int64_t xw = data_.x_width, yw = data_.y_width, rows = b.count;
         const float* x = data_.x.data() + b.first_row * xw;
-        const float* y = data_.y.data() + b.first_row * yw;
-        if (own_batches_) {  // each member its own shuffle: gather its rows into its lane
+        if (own_batches_) {  // each member its own shuffle or data: gather its rows into its lane
             for (int64_t m = 0; m < L; ++m) {
-                const ScheduledBatch mine = lane_schedules_[static_cast<size_t>(m)]->next_batch();
-                for (int64_t r = 0; r < rows; ++r) {
-                    const int64_t row = mine.rows ? mine.rows[r] : mine.first_row + r;
-                    for (int64_t k = 0; k < xw; ++k) batch_x_[static_cast<size_t>((r * xw + k) * L + m)] = data_.x.data()[row * xw + k];
-                    for (int64_t j = 0; j < yw; ++j) lane_y_[static_cast<size_t>((r * yw + j) * L + m)] = data_.y.data()[row * yw + j];
-                }
+                const ScheduledBatch mine = m == 0 ? b : lane_schedules_[static_cast<size_t>(m - 1)]->next_batch();
+                const PackedData<float>& d = *lane_[m];
+                for (int64_t r = 0; r < rows; ++r)
+                    gather_row(d.x.data(), d.y.data(), mine.rows ? mine.rows[r] : mine.first_row + r, r, m);
             }
+        } else if (b.rows) {  // one shuffle for all members: gather the batch's rows once
+            for (int64_t r = 0; r < rows; ++r) {
+                std::memcpy(batch_x_.data() + r * xw, data_.x.data() + b.rows[r] * xw, sizeof(float) * xw);
+                broadcast_labels(data_.y.data() + b.rows[r] * yw, 1, r);
+            }
+            x = batch_x_.data();
         } else {
-            if (b.rows) {  // one shuffle for all members: gather the batch's rows once
-                for (int64_t r = 0; r < rows; ++r) {
-                    std::memcpy(batch_x_.data() + r * xw, data_.x.data() + b.rows[r] * xw, sizeof(float) * xw);
-                    std::memcpy(batch_y_.data() + r * yw, data_.y.data() + b.rows[r] * yw, sizeof(float) * yw);
-                }
-                x = batch_x_.data(), y = batch_y_.data();
-            }
-            broadcast_labels(y, rows);
+            broadcast_labels(data_.y.data() + b.first_row * yw, rows, 0);
         }
         const Input in{own_batches_ ? batch_x_.data() : x, own_batches_};
         const int64_t n = static_cast<int64_t>(program_.ops.size());
@@ -200,8 +206,14 @@ private:
     void validate() {
         int64_t row = 0;
         for (int64_t rows : data_.val_batches) {
-            const Input in{data_.val_x.data() + row * data_.x_width, false};
-            broadcast_labels(data_.val_y.data() + row * data_.y_width, rows);
+            Input in{data_.val_x.data() + row * data_.x_width, false};
+            if (own_data_) {  // each member its own validation rows
+                for (int64_t m = 0; m < L; ++m)
+                    for (int64_t r = 0; r < rows; ++r) gather_row(lane_[m]->val_x.data(), lane_[m]->val_y.data(), row + r, r, m);
+                in = {batch_x_.data(), true};
+            } else {
+                broadcast_labels(data_.val_y.data() + row * data_.y_width, rows, 0);
+            }
             for (size_t i = 0; i < program_.ops.size(); ++i) forward_op(static_cast<int64_t>(i), in, rows, false);
             loss_and_output_gradient<false>(rows, [&](size_t m) -> LogSums& {
                 return results_[m].logs[static_cast<size_t>(epoch_)].validation;
@@ -210,9 +222,16 @@ private:
         }
     }
 
-    // The batch's labels (rows x y_width, the same for every member) into every lane.
-    void broadcast_labels(const float* y, int64_t rows) {
-        for (int64_t e = 0; e < rows * data_.y_width; ++e) hn::StoreU(hn::Set(D(), y[e]), D(), lane_y_.data() + e * L);
+    // Labels of `rows` rows (the same for every member) into every lane, from batch row `first`.
+    void broadcast_labels(const float* y, int64_t rows, int64_t first) {
+        float* dst = lane_y_.data() + first * data_.y_width * L;
+        for (int64_t e = 0; e < rows * data_.y_width; ++e) hn::StoreU(hn::Set(D(), y[e]), D(), dst + e * L);
+    }
+    // Row `row` of features x and labels y into batch row r of lane m.
+    void gather_row(const float* x, const float* y, int64_t row, int64_t r, int64_t m) {
+        const int64_t xw = data_.x_width, yw = data_.y_width;
+        for (int64_t k = 0; k < xw; ++k) batch_x_[static_cast<size_t>((r * xw + k) * L + m)] = x[row * xw + k];
+        for (int64_t j = 0; j < yw; ++j) lane_y_[static_cast<size_t>((r * yw + j) * L + m)] = y[row * yw + j];
     }
 
     float* out(int64_t i) { return a_[static_cast<size_t>(i)].empty() ? z_[static_cast<size_t>(i)].data() : a_[static_cast<size_t>(i)].data(); }
@@ -529,21 +548,23 @@ private:
 
     std::vector<TrainingProgram*> members_;
     const TrainingProgram& program_;  // the first member's: the shape all share
-    FitPlan plan_;
+    FitPlan plan_;  // the first member's
     std::vector<nn::Metric> metrics_;
-    std::vector<FitPlan> lane_plans_;  // the plan with each lane's seed
-    BatchSchedule schedule_;
-    bool own_batches_ = false;  // members shuffle by their own seeds
-    std::vector<std::unique_ptr<BatchSchedule>> lane_schedules_;
+    BatchSchedule schedule_;  // the first member's batches
+    bool own_data_ = false;     // members have their own rows (k-fold)
+    bool own_batches_ = false;  // members gather their own batches: own data, or own shuffles
+    std::vector<std::unique_ptr<BatchSchedule>> lane_schedules_;  // lanes 1.. (own_batches_)
     int64_t max_rows_;
-    PackedData<float> data_;
+    PackedData<float> data_;  // the first member's
+    std::vector<PackedData<float>> lane_data_;  // the others' own data (reserved: lane_ points in)
+    const PackedData<float>* lane_[L] = {};
     // Lane-interleaved: element e of member m at e * L + m.
     std::vector<float> params_, grads_, slots_;
     std::vector<std::vector<float>> z_, a_, da_, mask_;  // (Dropout: mask and output only)
     uint64_t dropout_seed_[L] = {};
     std::vector<float> values_;      // the last batch's per-element loss values
     std::vector<float> member_out_;  // one member's outputs, for its metrics
-    std::vector<float> batch_x_, batch_y_;  // a shared batch's rows, or every lane's (own_batches_)
+    std::vector<float> batch_x_;  // a shared batch's rows, or every lane's (own_batches_)
     std::vector<float> lane_y_;             // the batch's labels lane by lane
     std::vector<float> member_y_;           // one member's labels, for its metrics
     int64_t step_ = 0, epoch_ = 0;

@@ -1,0 +1,64 @@
+// k-fold assignment as scikit-learn's KFold and StratifiedKFold (shuffle=False) assign rows:
+// the expected folds below are worked out by hand from sklearn's rules (and agree with
+// sklearn 1.x's output for the same inputs).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "onefit/dataset.hpp"
+#include "onefit/error.hpp"
+
+namespace onefit {
+namespace {
+
+using Folds = std::vector<int64_t>;
+
+TEST(Folds, KFoldIsContiguousWithTheFirstFoldsOneRowLonger) {
+    EXPECT_EQ(kfold_assignment(11, 3), (Folds{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2}));  // 4, 4, 3
+    EXPECT_EQ(kfold_assignment(4, 4), (Folds{0, 1, 2, 3}));
+}
+
+TEST(Folds, StratifiedGivesEveryFoldItsShareOfEveryClass) {
+    // Iris's layout: 50 rows of each class in turn. Five folds: each takes 10 consecutive rows
+    // of each class.
+    std::vector<int64_t> classes;
+    for (int64_t c = 0; c < 3; ++c) classes.insert(classes.end(), 50, c);
+    const Folds folds = stratified_kfold_assignment(classes, 5);
+    for (int64_t row = 0; row < 150; ++row) EXPECT_EQ(folds[static_cast<size_t>(row)], (row % 50) / 10) << row;
+}
+
+TEST(Folds, StratifiedAllocatesUnevenClassesAsScikitLearn) {
+    // Classes by first appearance: 7 -> 0 (3 rows), 2 -> 1 (2 rows), 9 -> 2 (5 rows). Sorted codes
+    // 0001122222; fold f takes every third from f: f0 {0,1,2,2}, f1 {0,1,2}, f2 {0,2,2}. Each
+    // class's rows in order go to fold 0 first: 7s -> 0,1,2; 2s -> 0,1; 9s -> 0,0,1,2,2.
+    EXPECT_EQ(stratified_kfold_assignment({7, 7, 7, 2, 2, 9, 9, 9, 9, 9}, 3), (Folds{0, 1, 2, 0, 1, 0, 0, 1, 2, 2}));
+    // Interleaved rows: a class's rows are dealt in row order whatever lies between them.
+    EXPECT_EQ(stratified_kfold_assignment({1, 0, 1, 0, 1, 0}, 3), (Folds{0, 0, 1, 1, 2, 2}));
+}
+
+TEST(Folds, RefusesFoldsItCannotMake) {
+    EXPECT_THROW(kfold_assignment(10, 1), Error);
+    EXPECT_THROW(kfold_assignment(3, 4), Error);
+    EXPECT_THROW(stratified_kfold_assignment({0, 0, 1, 1}, 3), Error);  // no class has 3 rows
+    EXPECT_NO_THROW(stratified_kfold_assignment({0, 0, 0, 1}, 3));      // sklearn too: the largest has
+}
+
+TEST(Folds, SplitKeepsTheDataOrderOnBothSides) {
+    Tensor x({5, 2}), y({5});
+    for (int64_t i = 0; i < 10; ++i) x[i] = static_cast<float>(i);
+    for (int64_t i = 0; i < 5; ++i) y[i] = static_cast<float>(10 * i);
+    const TrainTestSplit s = fold_split(x, y, {1, 0, 1, 0, 0}, 1);
+    ASSERT_EQ(s.x_test.rows(), 2);
+    EXPECT_EQ(s.x_test.at(0, 1), 1.0f);
+    EXPECT_EQ(s.x_test.at(1, 0), 4.0f);
+    EXPECT_EQ(s.y_test[1], 20.0f);
+    ASSERT_EQ(s.y_train.rows(), 3);
+    EXPECT_EQ(s.y_train[0], 10.0f);
+    EXPECT_EQ(s.y_train[2], 40.0f);
+    EXPECT_THROW(fold_split(x, y, {0, 0, 0, 0, 0}, 1), Error);  // an empty fold
+    EXPECT_THROW(fold_split(x, y, {0, 1}, 1), Error);           // not one fold per row
+}
+
+}  // namespace
+}  // namespace onefit
