@@ -78,6 +78,14 @@ peer() {  # peer NAME MODULES SCRIPT
 }
 peer torch "torch, numpy, sklearn" torch_peer.py
 peer keras "tensorflow, keras, sklearn" keras_peer.py
+# GridSearchCV over bench_sweep's grid: scikit-learn is in the build's Python (make's set-up).
+sk_python="$python"
+[ -x "$build/pyenv/bin/python3" ] && sk_python="$build/pyenv/bin/python3"
+if "$sk_python" -c "import sklearn" 2>/dev/null; then
+  run env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$sk_python" "$here/peers/sklearn_sweep_peer.py"
+else
+  say "# peer sklearn: not installed (make peers)"
+fi
 
 # Speed-ups from the collected lines: times peer/onefit, throughputs onefit/peer.
 value() { sed -n "s/^$1: \([0-9.eE+-]*\) .*/\1/p" "$results" | tail -n 1; }
@@ -92,6 +100,11 @@ ratio mlp_mnist_speedup_vs_torch mlp_mnist_samples_per_s torch_mlp_mnist_samples
 ratio iris_fit_speedup_vs_keras keras_iris_fit_us iris_fit_us
 ratio iris_fit_speedup_vs_keras_cold keras_iris_cold_fit_us iris_fit_us
 ratio py_iris_fit_speedup_vs_keras keras_iris_fit_us py_iris_fit_us
+# 1000 members: GridSearchCV's time over onefit's sweep (issue 14's target: >= 1000x), and a Keras
+# loop over the grid, each member a fresh model's first fit (keras_iris_cold_fit_us), over
+# onefit's time per member.
+ratio sweep_speedup_vs_sklearn sklearn_sweep_1000_iris_ms sweep_1000_iris_ms
+ratio sweep_speedup_vs_keras_loop keras_iris_cold_fit_us sweep_member_us
 py="$(value py_iris_fit_us)" cpp="$(value iris_fit_us)"
 [ -n "$py" ] && [ -n "$cpp" ] && say "py_iris_fit_overhead_us: $(awk -v a="$py" -v b="$cpp" 'BEGIN { printf "%.1f", a - b }') us (py_iris_fit_us - iris_fit_us, same run; target <= 20)"
 

@@ -100,6 +100,7 @@ struct DeviceProfile {
     double block_memory_bytes = 0;          // 0: no such path (the CPU)
     double block_flops_per_second = 1e9;
     double block_step_seconds = 0;
+    int64_t multiprocessors = 0;            // GPUs: persistent blocks that run at once (a sweep's members)
 };
 
 struct Projection {
@@ -135,6 +136,31 @@ Device pick_device(const FitWork& work, const std::vector<DeviceProfile>& profil
 // One sentence: why the winner wins, e.g. "3.6 MFLOP in 120 steps: on the GPU the fixed start-up
 // (~200 ms) and per-launch costs dominate; the CPU finishes in 0.1 ms".
 std::string projection_reason(const FitWork& work, const std::vector<Projection>& projections);
+
+// ---- Sweeps: when does the accelerator win? ----
+
+// `members` fits of one shape (onefit::sweep), each costing `member` (its fit_work), projected on
+// a device. The CPU runs them side by side, one per thread (ThreadPool's count; stacking in
+// SIMD lanes is not counted, so the CPU side is conservative); a GPU on the persistent path runs
+// one member per multiprocessor at once, all in one launch (one block each: an assumption, as
+// sweeps do not run on a GPU yet), else one after another as CUDA graphs. The device's fixed
+// start-up and transfer are paid once; each member is one program call (sweeps are silent).
+struct SweepProjection {
+    std::string device_name;
+    Device device = Device::cpu;
+    bool estimate = true;
+    int64_t at_once = 1;         // members running at the same time
+    double seconds = 0;          // all the members
+    int64_t crossover = 0;       // members from which this device is projected faster than the CPU;
+                                 // 0 for the CPU itself, -1 when it never is (up to 1e9 members)
+};
+double sweep_seconds(const DeviceProfile& device, const FitWork& member, int64_t members);
+int64_t sweep_crossover(const DeviceProfile& cpu, const DeviceProfile& device, const FitWork& member);
+// Every profile's projection for `members` members (the CPU's first, as in profiles).
+std::vector<SweepProjection> project_sweep(const std::vector<DeviceProfile>& profiles, const FitWork& member,
+                                           int64_t members);
+// Text: a line per device, its time for `members` and its crossover.
+std::string sweep_projection_text(const std::vector<SweepProjection>& projections, int64_t members);
 
 // ---- Lints ----
 

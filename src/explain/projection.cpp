@@ -33,6 +33,7 @@ DeviceProfile gpu(const std::string& name, double fp32_tflops, double hbm_tb_s, 
     p.block_memory_bytes = 227 * 1024;    // shared memory per block (opt-in maximum on sm_90)
     p.block_flops_per_second = 0.25 * fp32_tflops * 1e12 / kMultiprocessors;
     p.block_step_seconds = 2e-6;          // ~10 block-wide barriers per step, ~0.2 us each
+    p.multiprocessors = static_cast<int64_t>(kMultiprocessors);
     return p;
 }
 

@@ -164,6 +164,32 @@ TEST(CliSweep, KFoldRanksConfigurationsByTheirMeanOverFoldsAndSavesTheBestRefitt
     }
 }
 
+TEST(CliSweep, ExplainProjectsASweepPerDeviceWithItsCrossover) {
+    const CliResult r = run_cli({"explain", "--members", "10000", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json sweep = nlohmann::json::parse(r.out).at("sweep");
+    EXPECT_EQ(sweep["members"], 10000);
+    ASSERT_GE(sweep["devices"].size(), 2u);
+    EXPECT_EQ(sweep["devices"][0]["crossover_members"], 0);  // the CPU first
+    const double cpu = sweep["devices"][0]["seconds"].get<double>();
+    for (size_t i = 1; i < sweep["devices"].size(); ++i) {
+        const nlohmann::json& d = sweep["devices"][i];
+        const int64_t n = d["crossover_members"].get<int64_t>();
+        EXPECT_TRUE(n == -1 || n > 1) << d;  // one Iris fit is never worth a GPU
+        if (n > 0 && n < 5000) {
+            EXPECT_LT(d["seconds"].get<double>(), cpu) << d;
+        }
+        if (n == -1) {
+            EXPECT_GT(d["seconds"].get<double>(), cpu) << d;
+        }
+    }
+    const CliResult text = run_cli({"explain", "--members", "1"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("A sweep of 1 such members"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("fastest for 1 member: cpu"), std::string::npos) << text.out;
+    EXPECT_EQ(run_cli({"explain", "--members", "0"}).exit_code, 2);
+}
+
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"sweep", "--grid", "units=8,16"}, {"sweep", "--grid", "seed=x"},

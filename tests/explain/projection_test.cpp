@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/thread_pool.hpp"
 #include "onefit/explain.hpp"
 #include "onefit/onefit.hpp"
 
@@ -84,6 +85,56 @@ TEST(ExplainGpuPaths, ATinyFitIsNoLongerChargedPerStepLaunchesAgainstTheGpu) {
     const Projection p = project(gpu, w);
     const double old_overhead = double(w.dispatches) * 5e-6 + double(w.layer_calls) * 2e-6;
     EXPECT_LT(p.overhead_seconds, 0.5 * old_overhead);
+}
+
+// A CPU whose seed fit costs exactly 100 us and nothing fixed (a step-overhead-only profile).
+DeviceProfile hundred_us_cpu() {
+    DeviceProfile cpu;
+    cpu.name = "cpu";
+    cpu.startup_seconds = 0, cpu.transfer_bytes_per_second = 1e30;
+    cpu.step_overhead_seconds = 100e-6 / 140, cpu.flops_per_second = 1e30, cpu.bytes_per_second = 1e30;
+    return cpu;
+}
+
+TEST(ExplainSweep, MembersRunPerThreadOnTheCpuAndPerMultiprocessorOnTheGpuInOneLaunch) {
+    const FitWork w = seed_work();
+    const DeviceProfile cpu = hundred_us_cpu(), gpu = h200();
+    const int64_t threads = ThreadPool::configured_threads();
+    // The CPU: ceil(members / threads) fits one after another, nothing fixed.
+    EXPECT_NEAR(sweep_seconds(cpu, w, 1), 100e-6, 1e-12);
+    EXPECT_NEAR(sweep_seconds(cpu, w, 10 * threads + 1), 11 * 100e-6, 1e-12);
+    // The GPU: start-up and transfer once, then one wave of 132 members per member's time.
+    const Projection one = project(gpu, w);
+    const double member = one.overhead_seconds + one.compute_seconds;
+    EXPECT_NEAR(sweep_seconds(gpu, w, 132), one.fixed_seconds + member, 1e-12);
+    EXPECT_NEAR(sweep_seconds(gpu, w, 133), one.fixed_seconds + 2 * member, 1e-12);
+    // Epoch lines do not count: sweeps are silent, one program call per member.
+    FitWork verbose = w;
+    verbose.program_calls = 20;
+    EXPECT_DOUBLE_EQ(sweep_seconds(gpu, verbose, 1000), sweep_seconds(gpu, w, 1000));
+}
+
+TEST(ExplainSweep, TheCrossoverIsTheFirstMemberCountWhereTheGpuIsAhead) {
+    const FitWork w = seed_work();
+    const DeviceProfile cpu = hundred_us_cpu(), gpu = h200();
+    const int64_t n = sweep_crossover(cpu, gpu, w);
+    ASSERT_GT(n, 1);
+    EXPECT_LT(sweep_seconds(gpu, w, n), sweep_seconds(cpu, w, n));
+    EXPECT_GE(sweep_seconds(gpu, w, n - 1), sweep_seconds(cpu, w, n - 1));
+    // By hand: the GPU's 200 ms start-up against what the CPU saves per member.
+    const double per_member_gap = 100e-6 / double(ThreadPool::configured_threads());
+    EXPECT_GT(double(n), 0.2 / per_member_gap);
+    // A CPU as fast as the GPU per member never falls behind; the CPU itself has no crossover.
+    DeviceProfile instant = cpu;
+    instant.step_overhead_seconds = 0;
+    EXPECT_EQ(sweep_crossover(instant, gpu, w), -1);
+    const std::vector<SweepProjection> p = project_sweep({cpu, gpu}, w, 10000);
+    ASSERT_EQ(p.size(), 2u);
+    EXPECT_EQ(p[0].crossover, 0);
+    EXPECT_EQ(p[1].crossover, n);
+    EXPECT_EQ(p[1].at_once, 132);
+    const std::string text = sweep_projection_text(p, 10000);
+    EXPECT_NE(text.find("ahead of the CPU from " + std::to_string(n) + " members"), std::string::npos) << text;
 }
 
 TEST(ExplainPhases, EachPhaseSaysHowItsTimeWasObtained) {

@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "fit_command.hpp"
 
 namespace onefit::cli {
@@ -66,10 +68,16 @@ CLI::App* add_explain_command(CLI::App& app, ExplainFlags& flags) {
         "  onefit explain                              # the seed experiment\n"
         "  onefit explain examples/iris_fixed.json --json\n"
         "  onefit explain --epochs 50 --report report.html\n"
+        "  onefit explain --members 10000          # when does the GPU win?\n"
         "The output and the cost model are documented in docs/explain.md.");
     explain->add_flag("--json", flags.json, "Print one JSON object (schema in docs/explain.md) instead of text");
     explain->add_option("--report", flags.report_path, "Also write a self-contained HTML report with charts")
         ->type_name("FILE.html");
+    explain->add_option("--members", flags.members,
+                        "Also project a sweep of N members of this fit per device (onefit sweep), and the member "
+                        "count from which each device overtakes the CPU")
+        ->check(CLI::Range(int64_t{1}, int64_t{1000000000}))
+        ->type_name("N");
     explain->add_flag("--recalibrate", flags.recalibrate, "Measure this CPU again instead of using the cached profile");
     explain->allow_extras();
     explain->prefix_command(false);
@@ -132,7 +140,24 @@ int run_explain(const ExplainFlags& flags) {
                                              describe(config, data), flags.recalibrate);
 
     if (!flags.report_path.empty()) write_file_atomically(flags.report_path, explain_html(report));
-    std::cout << (flags.json ? explain_json(report) : explain_text(report));
+    std::vector<SweepProjection> sweep;
+    if (flags.members > 0)
+        sweep = project_sweep(device_profiles(report.ran_on.device == Device::cpu ? report.ran_on : cpu_profile()),
+                              report.work, flags.members);
+    if (flags.json) {
+        nlohmann::json out = nlohmann::json::parse(explain_json(report));
+        if (flags.members > 0) {
+            out["sweep"] = {{"members", flags.members}, {"devices", nlohmann::json::array()}};
+            for (const SweepProjection& p : sweep)
+                out["sweep"]["devices"].push_back({{"device", p.device_name}, {"estimate", p.estimate},
+                                                   {"at_once", p.at_once}, {"seconds", p.seconds},
+                                                   {"crossover_members", p.crossover}});
+        }
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << explain_text(report);
+    if (flags.members > 0) std::cout << sweep_projection_text(sweep, flags.members);
     if (!flags.json && !report.kernels.empty()) std::cout << "CPU kernels: " << report.kernels << "\n";
     if (!flags.json && !flags.report_path.empty()) std::cout << "report: " << flags.report_path << "\n";
     return 0;

@@ -14,6 +14,7 @@ namespace onefit::cli {
 struct ExplainFlags {
     bool json = false, recalibrate = false;
     std::string report_path;         // --report FILE.html
+    int64_t members = 0;             // --members N: also project a sweep of N such members
     std::vector<std::string> rest;   // the config path and fit flags, parsed as `onefit fit` would
 };
 
