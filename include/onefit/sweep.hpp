@@ -5,6 +5,7 @@
 // others run side by side, one fit per thread.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "onefit/model.hpp"
@@ -27,6 +28,10 @@ enum class SweepStacking { automatic, always, never };
 // The grid: every learning rate with every seed. An empty axis is the one value the model and
 // optimizer already have. Or, when `points` is not empty, exactly those members in that order
 // (an explicit list, or random_points's draws); the axes must then be empty.
+// The other axes multiply whatever the learning rates and seeds give (each empty: the model's,
+// optimizer's or options' own): optimizers by Keras name ("adam", "sgd", ...: that kind with its
+// Keras defaults, at the member's learning rate), hidden_units (the units of every Dense layer but
+// the last), dropout_rates (of every Dropout layer), batch_sizes and epochs.
 // folds >= 2: k-fold cross-validation, every point trained once per fold on the other folds'
 // rows and validated on the fold's (kfold_assignment, or stratified_kfold_assignment when the
 // labels are classes: one-hot rows, or one column of whole numbers under a crossentropy or
@@ -35,6 +40,11 @@ struct SweepGrid {
     std::vector<float> learning_rates;
     std::vector<uint64_t> seeds;
     std::vector<SweepPoint> points = {};  // (defaults, so SweepGrid{rates, seeds} stays warning-free)
+    std::vector<std::string> optimizers = {};
+    std::vector<int64_t> hidden_units = {};
+    std::vector<float> dropout_rates = {};
+    std::vector<int64_t> batch_sizes = {};
+    std::vector<int64_t> epochs = {};
     int64_t folds = 0;
     SweepStacking stacking = SweepStacking::automatic;
 };
@@ -49,12 +59,17 @@ struct SweepMember {
     float learning_rate = 0;
     uint64_t seed = 0;  // weight initialisation, and shuffling and dropout unless FitOptions::seed is set
     int64_t fold = -1;  // k-fold: the fold validated on (trained on the others); -1 without folds
+    std::string optimizer;      // its optimizer's Keras name
+    int64_t hidden_units = 0;   // 0: the model's own widths
+    float dropout_rate = -1;    // -1: the model's own rates
+    int64_t batch_size = 0, epochs = 0;
     History history;
     std::vector<Tensor> weights;  // after the fit, Keras layout
 };
 
-// One member per grid point (and fold), learning rate major (all seeds of the first rate, then
-// the next), each point's folds in order: `model`'s input shape and layers with the member's
+// One member per grid point (and fold): optimizer, hidden units, dropout rate, batch size and
+// epochs major in that order, then learning rate (all seeds of the first rate, then the next),
+// each point's folds in order: `model`'s input shape and layers with the member's
 // seed, compiled with `optimizer` at the member's learning rate, `loss` and `compile_options`,
 // fitted on x, y with `options` (with folds: on fold_split's training rows, validation_data its
 // test rows). Members

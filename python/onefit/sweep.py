@@ -15,8 +15,19 @@ def random_points(count, low, high, log=True, first_seed=0, draw_seed=0):
                                                     int(draw_seed))]
 
 
+_AXES = ("learning_rate", "seed", "optimizer", "units", "dropout", "batch_size", "epochs")
+# A member's value of an axis is in its row when the grid swept that axis.
+_SWEPT_BY = {"optimizer": "optimizers", "units": "units", "dropout": "dropouts", "batch_size": "batch_sizes",
+             "epochs": "epochs"}
+
+
+def _optimizer_name(value):
+    """A Keras optimizer name from a name or an optimizer object (its kind; its learning rate is the grid's)."""
+    return value if isinstance(value, str) else type(value).__name__.lower()
+
+
 def _grid(grid, model_seed):
-    """(learning_rates, seeds, points) from a dict of axes or a list of points."""
+    """(learning_rates, seeds, points, other axes) from a dict of axes or a list of points."""
     if isinstance(grid, (list, tuple)):
         points = []
         for p in grid:
@@ -26,26 +37,35 @@ def _grid(grid, model_seed):
             points.append((float(p["learning_rate"]), int(p.get("seed", model_seed))))
         if not points:
             raise ValueError("sweep: the list of grid points is empty")
-        return [], [], points
+        return [], [], points, {}
     axes = dict(grid or {})
+    unknown = set(axes) - set(_AXES)
+    if unknown:
+        raise ValueError(f"sweep: unknown grid axes {', '.join(sorted(unknown))}; the axes are {', '.join(_AXES)}")
     rates = [float(v) for v in axes.pop("learning_rate", [])]
     seeds = [int(v) for v in axes.pop("seed", [model_seed])]
-    if axes:
-        raise ValueError(f"sweep: onefit sweeps learning_rate and seed so far, not {', '.join(sorted(axes))}")
-    return rates, seeds, []
+    others = {"optimizers": [_optimizer_name(v) for v in axes.pop("optimizer", [])],
+              "units": [int(v) for v in axes.pop("units", [])],
+              "dropouts": [float(v) for v in axes.pop("dropout", [])],
+              "batch_sizes": [int(v) for v in axes.pop("batch_size", [])],
+              "epochs": [int(v) for v in axes.pop("epochs", [])]}
+    return rates, seeds, [], others
 
 
 def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validation_data=None,
           validation_split=0.0, shuffle=True, steps_per_epoch=None, seed=None, as_frame=False):
     """`model`: a compiled onefit.keras.Sequential, the members' layers, optimizer, loss and
-    metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...]}, every combination;
-    an axis left out is the model's own value) or a list of points ([{"learning_rate": ...,
+    metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...], "optimizer": ["adam",
+    "sgd"], "units": [...] (every hidden Dense layer), "dropout": [...] (every Dropout layer),
+    "batch_size": [...], "epochs": [...]}, every combination; an axis left out is the model's or
+    the call's own value) or a list of points ([{"learning_rate": ...,
     "seed": ...}, ...], e.g. random_points()). `kfold`: k-fold cross-validation, each point
     trained once per fold on the other folds' rows and validated on the fold's (stratified, as
     scikit-learn's StratifiedKFold, when the labels are classes; KFold otherwise).
 
-    Returns one dict per member, learning rate major, each point's folds together: its
-    learning_rate, seed and (with kfold) fold, the last epoch's logs ("loss", "val_loss", ...), its
+    Returns one dict per member (the other axes major, then learning rate, then seed), each
+    point's folds together: its learning_rate, seed, the value of every other axis swept, (with
+    kfold) its fold, the last epoch's logs ("loss", "val_loss", ...), its
     "history" (dict of per-epoch lists) and its "weights" (Keras layout). With as_frame=True, a
     pandas DataFrame of the same rows (as scikit-learn's loaders' as_frame)."""
     from onefit import _onefit
@@ -54,7 +74,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
 
     if model._compiled is None:
         raise RuntimeError("sweep: compile the model first (its optimizer, loss and metrics are the members')")
-    rates, seeds, points = _grid(grid, model._seed)
+    rates, seeds, points, others = _grid(grid, model._seed)
     if kfold is not None and (isinstance(kfold, bool) or int(kfold) < 2):
         raise ValueError(f"sweep: kfold must be a number of folds, 2 or more, got {kfold!r}")
     x, y = float32(x, "x"), float32(y, "y")
@@ -63,13 +83,15 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     options = _fit_options(batch_size, epochs, 0, 0, validation_data, validation_split, None, shuffle, steps_per_epoch,
                            seed)
     members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds, points,
-                            int(kfold or 0))
+                            others.get("optimizers", []), others.get("units", []), others.get("dropouts", []),
+                            others.get("batch_sizes", []), others.get("epochs", []), int(kfold or 0))
     results = []
-    for learning_rate, member_seed, fold, history, weights in members:
+    for learning_rate, member_seed, fold, config, history, weights in members:
         history = dict(history)
         row = {"learning_rate": learning_rate, "seed": member_seed}
         if kfold:
             row["fold"] = fold
+        row.update({axis: value for axis, value in dict(config).items() if others.get(_SWEPT_BY[axis])})
         row.update({k: v[-1] for k, v in history.items() if v})
         results.append({**row, "history": history, "weights": list(weights)})
     if as_frame:

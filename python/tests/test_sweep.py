@@ -32,10 +32,29 @@ def test_every_member_equals_its_configuration_fitted_alone(iris_like):
     assert members[0]["history"] != members[1]["history"]
 
 
+def test_every_axis_multiplies_and_each_member_is_that_model_fitted_alone(iris_like):
+    x, y, _ = iris_like
+    grid = {"learning_rate": [0.01], "seed": [3], "optimizer": ["adam", keras.optimizers.SGD()], "units": [8, 12],
+            "dropout": [0.1], "batch_size": [16, 50], "epochs": [2]}
+    members = onefit.sweep(base(0), x, y, grid=grid, validation_split=0.2)
+    assert [(m["optimizer"], m["units"], m["batch_size"]) for m in members] == [
+        (o, u, b) for o in ("adam", "sgd") for u in (8, 12) for b in (16, 50)]
+    assert all(m["dropout"] == pytest.approx(0.1) and m["epochs"] == 2 for m in members)
+    for m in members:
+        alone = keras.Sequential([keras.Input(shape=(4,)), Dense(m["units"], activation="relu"), Dropout(m["dropout"]),
+                                  Dense(3, activation="softmax")], seed=m["seed"])
+        optimizer = keras.optimizers.Adam(0.01) if m["optimizer"] == "adam" else keras.optimizers.SGD(0.01)
+        alone.compile(optimizer=optimizer, loss="categorical_crossentropy", metrics=["accuracy"])
+        history = alone.fit(x, y, batch_size=m["batch_size"], epochs=2, validation_split=0.2, verbose=0).history
+        assert m["history"] == history
+        for a, b in zip(m["weights"], alone.get_weights()):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_an_axis_onefit_cannot_sweep_is_refused(iris_like):
     x, y, _ = iris_like
-    with pytest.raises(ValueError, match="units"):
-        onefit.sweep(base(0), x, y, grid={"units": [8, 16]})
+    with pytest.raises(ValueError, match="width"):
+        onefit.sweep(base(0), x, y, grid={"width": [8, 16]})
     with pytest.raises(RuntimeError, match="compile"):
         onefit.sweep(keras.Sequential([Dense(3, input_shape=(4,))]), x, y)
 

@@ -9,8 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "core/rng.hpp"
 #include "core/thread_pool.hpp"
@@ -22,8 +24,59 @@ namespace onefit {
 namespace {
 
 std::string member_name(size_t i, const SweepMember& m) {
-    return "sweep member " + std::to_string(i) + " (learning_rate " + std::to_string(m.learning_rate) + ", seed " +
-           std::to_string(m.seed) + (m.fold >= 0 ? ", fold " + std::to_string(m.fold) : "") + ")";
+    std::string name = "sweep member " + std::to_string(i) + " (learning_rate " + std::to_string(m.learning_rate) +
+                       ", seed " + std::to_string(m.seed);
+    if (m.fold >= 0) name += ", fold " + std::to_string(m.fold);
+    if (m.hidden_units) name += ", hidden_units " + std::to_string(m.hidden_units);
+    if (m.dropout_rate >= 0) name += ", dropout_rate " + std::to_string(m.dropout_rate);
+    return name + ", " + m.optimizer + ", batch_size " + std::to_string(m.batch_size) + ", epochs " +
+           std::to_string(m.epochs) + ")";
+}
+
+// One value of each axis but learning rate, seed and fold ("", 0, -1: not swept).
+struct Variant {
+    std::string optimizer;
+    int64_t hidden_units = 0;
+    float dropout_rate = -1;
+    int64_t batch_size = 0, epochs = 0;
+};
+
+// Every combination of the grid's other axes, in SweepGrid's order (the first axis major).
+std::vector<Variant> grid_variants(const SweepGrid& g) {
+    std::vector<Variant> out(1);
+    const auto multiply = [&](const auto& values, auto set) {
+        if (values.empty()) return;
+        std::vector<Variant> next;
+        for (const Variant& v : out)
+            for (const auto& value : values) set(next.emplace_back(v), value);
+        out = std::move(next);
+    };
+    multiply(g.optimizers, [](Variant& v, const std::string& o) { v.optimizer = o; });
+    multiply(g.hidden_units, [](Variant& v, int64_t u) { v.hidden_units = u; });
+    multiply(g.dropout_rates, [](Variant& v, float r) { v.dropout_rate = r; });
+    multiply(g.batch_sizes, [](Variant& v, int64_t b) { v.batch_size = b; });
+    multiply(g.epochs, [](Variant& v, int64_t e) { v.epochs = e; });
+    return out;
+}
+
+// The member's model: `model`'s layers with its hidden units and dropout rate, compiled with its
+// optimizer at its learning rate.
+Sequential member_model(const Sequential& model, const Optimizer& base, const Loss& loss,
+                        const CompileOptions& compile_options, const SweepMember& m, const Variant& v) {
+    Sequential member(model.input_shape(), m.seed);
+    size_t last_dense = 0;
+    for (size_t i = 0; i < model.layers().size(); ++i)
+        if (model.layers()[i].kind == Layer::Kind::Dense) last_dense = i;
+    for (size_t i = 0; i < model.layers().size(); ++i) {
+        Layer layer = model.layers()[i];
+        if (layer.kind == Layer::Kind::Dense && i != last_dense && v.hidden_units) layer.units = v.hidden_units;
+        if (layer.kind == Layer::Kind::Dropout && v.dropout_rate >= 0) layer = Dropout(v.dropout_rate, layer.name);
+        member.add(layer);
+    }
+    Optimizer optimizer = v.optimizer.empty() ? base : optimizer_from_name(v.optimizer);
+    optimizer.learning_rate = m.learning_rate;
+    member.compile(optimizer, loss, compile_options);
+    return member;
 }
 
 // What a member trains on: the sweep's x, y and options, or one fold's split.
@@ -31,8 +84,7 @@ struct MemberData {
     const Tensor* x;
     const Tensor* y;
     FitOptions options;
-    std::unique_ptr<train::ArrayFit> fit;  // its plan (seed unset), when it may stack
-    bool stacks = false;
+    std::unique_ptr<train::ArrayFit> fit;  // its plan (seed unset)
 };
 
 // Each row's class when y's rows are classes (the model is a classifier, as scikit-learn
@@ -69,9 +121,10 @@ std::vector<int64_t> row_classes(const Tensor& y, const Loss& loss, const Layer&
 // fit() records it.
 void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& models, std::vector<SweepMember>& members,
                  const std::vector<size_t>& data_of, const std::vector<MemberData>& data,
-                 const std::vector<nn::Metric>& metrics, const FitOptions& options) {
+                 const std::vector<nn::Metric>& metrics) {
     std::vector<TrainingProgram*> programs;
     std::vector<FitPlan> plans;
+    const FitOptions& options = data[data_of[task.front()]].options;  // (epochs alike in a stack)
     for (size_t i : task) {
         programs.push_back(&models[i].program_state());
         plans.push_back(data[data_of[i]].fit->plan);
@@ -93,18 +146,20 @@ void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& model
     }
 }
 
-// The members' stacks: members of one data group (as many training and validation rows, so
-// the same batches) that can stack, kLanes at a time; every other member alone.
-std::vector<std::vector<size_t>> member_tasks(const std::vector<size_t>& data_of, const std::vector<MemberData>& data) {
+// The members' stacks: members of one variant (one shape, optimizer and schedule) and data
+// group (as many training and validation rows, so the same batches) that can stack, kLanes at a
+// time; every other member alone.
+std::vector<std::vector<size_t>> member_tasks(const std::vector<size_t>& data_of, const std::vector<size_t>& variant_of,
+                                              const std::vector<MemberData>& data, const std::vector<char>& stacks) {
     const auto key = [&](size_t i) {
         const MemberData& d = data[data_of[i]];
-        return std::pair(d.fit->plan.x.rows, d.fit->plan.val_x.rows);
+        return std::tuple(d.fit->plan.x.rows, d.fit->plan.val_x.rows, variant_of[i]);
     };
     const size_t lanes = static_cast<size_t>(cpu::stack_lanes());
     std::vector<std::vector<size_t>> tasks;
     std::vector<size_t> open;  // per open stack: its task
     for (size_t i = 0; i < data_of.size(); ++i) {
-        if (!data[data_of[i]].stacks) {
+        if (!stacks[i]) {
             tasks.push_back({i});
             continue;
         }
@@ -148,10 +203,17 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     const std::vector<uint64_t> seeds = grid.seeds.empty() ? std::vector<uint64_t>{model.seed()} : grid.seeds;
     if (!grid.points.empty() && (!grid.learning_rates.empty() || !grid.seeds.empty()))
         throw Error("sweep: give the grid's axes or its points, not both");
+    const auto positive = [](const std::vector<int64_t>& values, const char* axis) {
+        for (int64_t v : values)
+            if (v < 1) throw Error(std::string("sweep: ") + axis + " must be at least 1, got " + std::to_string(v));
+    };
+    positive(grid.hidden_units, "hidden_units"), positive(grid.batch_sizes, "batch_size"), positive(grid.epochs, "epochs");
+    for (float r : grid.dropout_rates)
+        if (!(r >= 0 && r < 1)) throw Error("sweep: a dropout rate must be in [0, 1), got " + std::to_string(r));
     if (grid.folds == 1 || grid.folds < 0) throw Error("sweep: k-fold needs at least 2 folds, got " + std::to_string(grid.folds));
 
-    // What members train on: x and y, or each fold's split with the fold as validation data.
-    std::vector<MemberData> data;
+    // What members train on: x and y, or each fold's split with the fold as validation data;
+    // one entry per (batch size, epochs, fold).
     std::vector<TrainTestSplit> splits;
     if (grid.folds >= 2) {
         if (options.validation_split > 0 || options.validation_data || options.validation_dataset)
@@ -162,82 +224,99 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
         const std::vector<int64_t> assignment = classes.empty() ? kfold_assignment(x.rows(), grid.folds)
                                                                 : stratified_kfold_assignment(classes, grid.folds);
         for (int64_t f = 0; f < grid.folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
-        for (const TrainTestSplit& s : splits) {
-            FitOptions o = options;
-            o.validation_data = std::pair(s.x_test, s.y_test);
-            data.push_back({&s.x_train, &s.y_train, std::move(o), nullptr});
-        }
-    } else {
-        data.push_back({&x, &y, options, nullptr});
     }
-
-    std::vector<SweepMember> members;
-    std::vector<size_t> data_of;  // each member's entry in data
-    const auto add = [&](float rate, uint64_t seed) {
-        for (size_t d = 0; d < data.size(); ++d) {
-            SweepMember m;
-            m.learning_rate = rate, m.seed = seed, m.fold = grid.folds >= 2 ? static_cast<int64_t>(d) : -1;
-            members.push_back(std::move(m));
-            data_of.push_back(d);
+    const int64_t folds = std::max<int64_t>(grid.folds, 1);
+    std::vector<MemberData> data;
+    std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> data_index;
+    const auto data_for = [&](const Variant& v, int64_t fold) {
+        const int64_t batch = v.batch_size ? v.batch_size : options.batch_size, epochs = v.epochs ? v.epochs : options.epochs;
+        const auto [it, added] = data_index.emplace(std::tuple(batch, epochs, fold), data.size());
+        if (added) {
+            FitOptions o = options;
+            o.batch_size = batch, o.epochs = epochs;
+            if (fold < 0) {
+                data.push_back({&x, &y, std::move(o), nullptr});
+            } else {
+                const TrainTestSplit& s = splits[static_cast<size_t>(fold)];
+                o.validation_data = std::pair(s.x_test, s.y_test);
+                data.push_back({&s.x_train, &s.y_train, std::move(o), nullptr});
+            }
         }
+        return it->second;
     };
-    for (const SweepPoint& p : grid.points) add(p.learning_rate, p.seed);
-    if (grid.points.empty())
-        for (float rate : rates)
-            for (uint64_t seed : seeds) add(rate, seed);
+
+    const std::vector<Variant> variants = grid_variants(grid);
+    std::vector<SweepMember> members;
+    std::vector<size_t> data_of, variant_of;  // each member's entries in data and variants
+    for (size_t v = 0; v < variants.size(); ++v) {
+        const auto add = [&](float rate, uint64_t seed) {
+            for (int64_t f = 0; f < folds; ++f) {
+                const int64_t fold = grid.folds >= 2 ? f : -1;
+                data_of.push_back(data_for(variants[v], fold));
+                variant_of.push_back(v);
+                SweepMember m;
+                m.learning_rate = rate, m.seed = seed, m.fold = fold;
+                m.optimizer = variants[v].optimizer.empty() ? optimizer_name(optimizer.kind) : variants[v].optimizer;
+                m.hidden_units = variants[v].hidden_units, m.dropout_rate = variants[v].dropout_rate;
+                m.batch_size = data[data_of.back()].options.batch_size, m.epochs = data[data_of.back()].options.epochs;
+                members.push_back(std::move(m));
+            }
+        };
+        for (const SweepPoint& p : grid.points) add(p.learning_rate, p.seed);
+        if (grid.points.empty())
+            for (float rate : rates)
+                for (uint64_t seed : seeds) add(rate, seed);
+    }
     // Every member's model, built and compiled (microseconds each: weights from its seed).
     std::vector<Sequential> models;
     models.reserve(members.size());
     for (size_t i = 0; i < members.size(); ++i) {
         try {
-            Sequential& member = models.emplace_back(model.input_shape(), members[i].seed);
-            for (const Layer& layer : model.layers()) member.add(layer);
-            Optimizer member_optimizer = optimizer;
-            member_optimizer.learning_rate = members[i].learning_rate;
-            member.compile(member_optimizer, loss, compile_options);
+            models.push_back(member_model(model, optimizer, loss, compile_options, members[i], variants[variant_of[i]]));
         } catch (const std::exception& e) {
             throw Error(member_name(i, members[i]) + ": " + e.what());
         }
     }
-    // Which data can stack its members: checked and planned once (every member's is the same
-    // but for its seed; a plan's error is each member's, named by the first's).
-    const TrainingProgram& program = models.front().program();
-    const std::vector<nn::Metric> metrics = [&] {
-        std::vector<nn::Metric> m;
-        for (size_t d = 0; d < data.size(); ++d) {
-            const size_t first = static_cast<size_t>(std::find(data_of.begin(), data_of.end(), d) - data_of.begin());
-            std::vector<std::string> warnings;
-            data[d].fit = std::make_unique<train::ArrayFit>();
-            try {
-                train::prepare_array_fit(program, *data[d].x, *data[d].y, data[d].options, warnings, *data[d].fit);
-            } catch (const std::exception& e) {
-                throw Error(member_name(first, members[first]) + ": " + e.what());
-            }
-            train::complete_plan(data[d].fit->plan, data[d].fit->rest, 0);
-            data[d].stacks = options.device == Device::cpu && cpu::can_stack(program, data[d].fit->plan);
-            if (d == 0) m = train::plan_metrics(program, data[d].fit->plan);
+    // Each data entry checked and planned once (every member's is the same but for its seed; a
+    // plan's error is each member's, named by the first's), then which members can stack.
+    for (size_t d = 0; d < data.size(); ++d) {
+        const size_t first = static_cast<size_t>(std::find(data_of.begin(), data_of.end(), d) - data_of.begin());
+        std::vector<std::string> warnings;
+        data[d].fit = std::make_unique<train::ArrayFit>();
+        try {
+            train::prepare_array_fit(models[first].program(), *data[d].x, *data[d].y, data[d].options, warnings,
+                                     *data[d].fit);
+        } catch (const std::exception& e) {
+            throw Error(member_name(first, members[first]) + ": " + e.what());
         }
-        return m;
-    }();
-
+        train::complete_plan(data[d].fit->plan, data[d].fit->rest, 0);
+    }
+    const std::vector<nn::Metric> metrics = train::plan_metrics(models.front().program(), data.front().fit->plan);
+    std::vector<char> stacks(members.size(), 0);
+    std::map<std::pair<size_t, size_t>, bool> can;  // per (data, variant)
+    for (size_t i = 0; i < members.size(); ++i) {
+        const auto [it, added] = can.emplace(std::pair(data_of[i], variant_of[i]), false);
+        if (added)
+            it->second = options.device == Device::cpu && cpu::can_stack(models[i].program(), data[data_of[i]].fit->plan);
+        stacks[i] = it->second;
+    }
     // Stacks pay once they fill every thread (SweepStacking); fewer members run side by side.
-    size_t stackable = 0;
-    for (size_t d : data_of) stackable += data[d].stacks;
+    const size_t stackable = static_cast<size_t>(std::count(stacks.begin(), stacks.end(), 1));
     const size_t full = static_cast<size_t>(cpu::stack_lanes() * ThreadPool::instance().num_threads());
     if (grid.stacking == SweepStacking::never || (grid.stacking == SweepStacking::automatic && stackable < full))
-        for (MemberData& d : data) d.stacks = false;
-    const std::vector<std::vector<size_t>> tasks = member_tasks(data_of, data);
+        std::fill(stacks.begin(), stacks.end(), 0);
+    const std::vector<std::vector<size_t>> tasks = member_tasks(data_of, variant_of, data, stacks);
     std::vector<std::exception_ptr> errors(tasks.size());
     ThreadPool::instance().parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
         const std::vector<size_t>& task = tasks[static_cast<size_t>(t)];
         try {  // (tasks must not throw)
-            if (!data[data_of[task.front()]].stacks) {
+            if (!stacks[task.front()]) {
                 const size_t i = task.front();
                 const MemberData& d = data[data_of[i]];
                 members[i].history = models[i].fit(*d.x, *d.y, d.options);
                 members[i].weights = models[i].get_weights();
             } else {
-                fit_stacked(task, models, members, data_of, data, metrics, options);
+                fit_stacked(task, models, members, data_of, data, metrics);
             }
         } catch (...) {
             errors[static_cast<size_t>(t)] = std::current_exception();

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,15 +19,18 @@ namespace {
 
 using namespace onefit::testing_support;
 
-onefit::History seed_experiment(float learning_rate, uint64_t seed) {
+// The seed experiment (its config's defaults) at a learning rate and seed, and optionally
+// another hidden width, optimizer and batch size.
+onefit::History seed_experiment(float learning_rate, uint64_t seed, int64_t units = 32, const std::string& optimizer = "adam",
+                                int64_t batch_size = 20) {
     using namespace onefit;
     const LabeledData iris = load_iris();
     const TrainTestSplit data = train_test_split(iris.x, iris.y, 0.30, false);
     Sequential model({4}, seed);
-    model.add(Dense(32, "relu")).add(Dense(3, "softmax"));
-    model.compile(Adam(learning_rate), loss_from_name("log_cosh"));
+    model.add(Dense(units, "relu")).add(Dense(3, "softmax"));
+    model.compile(optimizer_from_name(optimizer, learning_rate), loss_from_name("log_cosh"));
     FitOptions o;
-    o.batch_size = 20, o.epochs = 20, o.shuffle = false, o.verbose = 0;
+    o.batch_size = batch_size, o.epochs = 20, o.shuffle = false, o.verbose = 0;
     o.validation_data = {data.x_test, data.y_test};
     return model.fit(data.x_train, data.y_train, o);
 }
@@ -59,16 +63,19 @@ TEST(CliSweep, CsvRowsAreTheRankedMembersAndTextSummarisesEachRateOverItsSeeds) 
     for (size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1)
         lines.push_back(r.out.substr(start, end - start));
     ASSERT_EQ(lines.size(), 7u) << r.out;
-    EXPECT_EQ(lines[0], "rank,learning_rate,seed,epochs,loss,val_loss");
+    EXPECT_EQ(lines[0], "rank,learning_rate,seed,optimizer,units,dropout,batch_size,epochs,loss,val_loss");
     double previous = -1;
     for (size_t i = 1; i < lines.size(); ++i) {
         float rate = 0;
         unsigned long long seed = 0;
-        size_t rank = 0, epochs = 0;
+        size_t rank = 0, batch = 0, epochs = 0;
         double loss = 0, val_loss = 0;
-        ASSERT_EQ(std::sscanf(lines[i].c_str(), "%zu,%g,%llu,%zu,%lg,%lg", &rank, &rate, &seed, &epochs, &loss, &val_loss), 6)
+        ASSERT_EQ(std::sscanf(lines[i].c_str(), "%zu,%g,%llu,adam,,,%zu,%zu,%lg,%lg", &rank, &rate, &seed, &batch, &epochs,
+                              &loss, &val_loss),
+                  7)
             << lines[i];
         EXPECT_EQ(rank, i);
+        EXPECT_EQ(batch, 20u);
         EXPECT_EQ(epochs, 20u);
         const onefit::History h = seed_experiment(rate, seed);
         EXPECT_NEAR(val_loss, h["val_loss"].back(), 1e-8 * std::abs(val_loss));  // %.9g
@@ -190,9 +197,41 @@ TEST(CliSweep, ExplainProjectsASweepPerDeviceWithItsCrossover) {
     EXPECT_EQ(run_cli({"explain", "--members", "0"}).exit_code, 2);
 }
 
+TEST(CliSweep, EveryAxisOnTheCommandLineIsTheLibrarysFitOfThatConfiguration) {
+    const CliResult r = run_cli({"sweep", "--grid", "units=8,16", "--grid", "optimizer=adam,rmsprop", "--grid",
+                                 "batch_size=10,35", "--grid", "learning_rate=0.01", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json out = nlohmann::json::parse(r.out);
+    ASSERT_EQ(out["members"].size(), 8u);
+    std::set<std::tuple<int64_t, std::string, int64_t>> seen;
+    for (const nlohmann::json& m : out["members"]) {
+        const int64_t units = m["units"].get<int64_t>(), batch = m["batch_size"].get<int64_t>();
+        const std::string optimizer = m["optimizer"].get<std::string>();
+        seen.emplace(units, optimizer, batch);
+        EXPECT_EQ(m["history"]["val_loss"].get<std::vector<double>>(),
+                  seed_experiment(0.01f, 0, units, optimizer, batch)["val_loss"])
+            << m["units"] << " " << optimizer << " " << batch;
+    }
+    EXPECT_EQ(seen.size(), 8u);
+    const CliResult text = run_cli({"sweep", "--grid", "units=8,16", "--grid", "epochs=2"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("units=16 epochs=2"), std::string::npos) << text.out;
+    const std::string dir = temp_path("best");
+    ASSERT_EQ(run_cli({"sweep", "--grid", "units=8,16", "--grid", "optimizer=sgd", "--save-best", dir}).exit_code, 0);
+    const onefit::Sequential best = onefit::load_model(dir);
+    EXPECT_EQ(best.optimizer().kind, onefit::OptimizerKind::sgd);
+    const int64_t units = best.layers().front().units;
+    EXPECT_TRUE(units == 8 || units == 16) << units;
+    for (const char* bad : {"optimizer=adamx", "units=0", "dropout=1.5", "batch_size=0"}) {
+        const CliResult b = run_cli({"sweep", "--grid", bad});
+        EXPECT_EQ(b.exit_code, 2) << bad;
+        EXPECT_NE(b.err.find("onefit: error:"), std::string::npos) << b.err;
+    }
+}
+
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {
     for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"sweep", "--grid", "units=8,16"}, {"sweep", "--grid", "seed=x"},
+         {std::vector<std::string>{"sweep", "--grid", "width=8,16"}, {"sweep", "--grid", "seed=x"},
           {"sweep", "--grid", "seed=5..1"}, {"sweep", "--grid", "learning_rate"}}) {
         const CliResult r = run_cli(args);
         EXPECT_EQ(r.exit_code, 2) << args[2];

@@ -270,6 +270,43 @@ TEST(Sweep, HowMembersRunChangesNoBit) {
         }
 }
 
+TEST(Sweep, EveryAxisMultipliesAndEachMemberIsItsConfigurationAlone) {
+    // Optimizer, hidden units, dropout rate, batch size and epochs (major in that order), then
+    // learning rate and seed: 64 members in groups of one shape and schedule, stacked, each
+    // equal to the model built with those values and fitted alone.
+    const LabeledData iris = load_iris();
+    SweepGrid grid{{0.02f}, {1, 2}};
+    grid.optimizers = {"adam", "sgd"}, grid.hidden_units = {8, 12}, grid.dropout_rates = {0.1f, 0.3f};
+    grid.batch_sizes = {16, 40}, grid.epochs = {2, 3};
+    grid.stacking = SweepStacking::always;
+    const Loss loss = loss_from_name("sparse_categorical_crossentropy");
+    const std::vector<SweepMember> members = sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), grid);
+    ASSERT_EQ(members.size(), 64u);
+    for (size_t i = 0; i < members.size(); ++i) {
+        const SweepMember& m = members[i];
+        EXPECT_EQ(m.optimizer, grid.optimizers[i / 32]) << i;
+        EXPECT_EQ(m.hidden_units, grid.hidden_units[i / 16 % 2]) << i;
+        EXPECT_EQ(m.dropout_rate, grid.dropout_rates[i / 8 % 2]) << i;
+        EXPECT_EQ(m.batch_size, grid.batch_sizes[i / 4 % 2]) << i;
+        EXPECT_EQ(m.epochs, grid.epochs[i / 2 % 2]) << i;
+        EXPECT_EQ(m.seed, grid.seeds[i % 2]) << i;
+        Sequential alone({4}, m.seed);
+        alone.add(Dense(m.hidden_units, "relu")).add(Dropout(m.dropout_rate)).add(Dense(3, "softmax"));
+        Optimizer optimizer = optimizer_from_name(m.optimizer);
+        optimizer.learning_rate = m.learning_rate;
+        alone.compile(optimizer, loss);
+        FitOptions o = fit_options();
+        o.batch_size = m.batch_size, o.epochs = m.epochs;
+        const History h = alone.fit(iris.x, iris.y, o);
+        EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << i;
+        EXPECT_EQ(m.history.history, h.history) << i;
+    }
+    grid.hidden_units = {0};
+    EXPECT_THROW(sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), grid), Error);
+    grid.hidden_units = {}, grid.optimizers = {"adamax"};
+    EXPECT_THROW(sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), grid), Error);
+}
+
 TEST(Sweep, KFoldOfValuesIsPlainAndRefusesOtherValidation) {
     // One column of values under mse into a linear output is a regression: plain contiguous folds
     // (the stacked test above holds class labels to stratified folds).
@@ -359,7 +396,7 @@ TEST(Sweep, AFailingMemberIsNamedAndCallbacksAreRefused) {
               SweepGrid{{0.01f, -1.0f}, {5}});
         FAIL() << "a negative learning rate must fail";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("sweep member 1 (learning_rate -1.000000, seed 5)"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("sweep member 1 (learning_rate -1.000000, seed 5, adam, batch_size 16, epochs 4)"), std::string::npos)
             << e.what();
     }
     EarlyStopping stop;

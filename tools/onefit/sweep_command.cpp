@@ -49,6 +49,18 @@ std::vector<T> parse_values(const std::string& list, const std::string& axis) {
     }
 }
 
+// "adam,sgd": optimizer names, each checked now so a typo fails before training.
+std::vector<std::string> parse_names(const std::string& list) {
+    std::vector<std::string> names;
+    for (size_t start = 0;;) {
+        const size_t comma = list.find(',', start);
+        names.push_back(list.substr(start, comma - start));
+        optimizer_from_name(names.back());  // throws Error naming the unknown optimizer
+        if (comma == std::string::npos) return names;
+        start = comma + 1;
+    }
+}
+
 SweepGrid parse_grid(const std::vector<std::string>& specs) {
     SweepGrid grid;
     for (const std::string& spec : specs) {
@@ -57,7 +69,13 @@ SweepGrid parse_grid(const std::vector<std::string>& specs) {
         const std::string axis = spec.substr(0, eq), values = spec.substr(eq + 1);
         if (axis == "learning_rate") grid.learning_rates = parse_values<float>(values, axis);
         else if (axis == "seed") grid.seeds = parse_values<uint64_t>(values, axis);
-        else throw Error("--grid " + axis + ": onefit sweeps learning_rate and seed so far");
+        else if (axis == "units") grid.hidden_units = parse_values<int64_t>(values, axis);
+        else if (axis == "dropout") grid.dropout_rates = parse_values<float>(values, axis);
+        else if (axis == "batch_size") grid.batch_sizes = parse_values<int64_t>(values, axis);
+        else if (axis == "epochs") grid.epochs = parse_values<int64_t>(values, axis);
+        else if (axis == "optimizer") grid.optimizers = parse_names(values);
+        else throw Error("--grid " + axis + ": the axes are learning_rate, seed, optimizer, units, dropout, batch_size "
+                         "and epochs");
     }
     return grid;
 }
@@ -94,7 +112,7 @@ std::pair<double, double> mean_and_sd(const std::vector<double>& values) {
     return {mean, values.size() < 2 ? 0.0 : std::sqrt(var / static_cast<double>(values.size() - 1))};
 }
 
-// A configuration (learning rate, seed) and its members: one, or one per fold.
+// A configuration (every axis's value) and its members: one, or one per fold.
 struct Configuration {
     float learning_rate;
     uint64_t seed;
@@ -102,16 +120,33 @@ struct Configuration {
     std::vector<const SweepMember*> members;
 };
 
+// The values of the axes beside learning rate and seed, for the text table: "" when none varies.
+std::string other_axes(const SweepMember& m, const SweepGrid& grid) {
+    std::string text;
+    const auto add = [&](bool swept, const std::string& item) { text += swept ? (text.empty() ? "" : " ") + item : ""; };
+    add(!grid.optimizers.empty(), m.optimizer);
+    add(!grid.hidden_units.empty(), "units=" + std::to_string(m.hidden_units));
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "dropout=%g", static_cast<double>(m.dropout_rate));
+    add(!grid.dropout_rates.empty(), rate);
+    add(!grid.batch_sizes.empty(), "batch_size=" + std::to_string(m.batch_size));
+    add(!grid.epochs.empty(), "epochs=" + std::to_string(m.epochs));
+    return text;
+}
+
 // The sweep's configurations, best mean score first (a member order that keeps folds together).
 std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& members) {
-    std::map<std::pair<float, uint64_t>, std::vector<const SweepMember*>> by_point;
-    for (const SweepMember& m : members) by_point[{m.learning_rate, m.seed}].push_back(&m);
+    using Key = std::tuple<std::string, int64_t, float, int64_t, int64_t, float, uint64_t>;
+    std::map<Key, std::vector<const SweepMember*>> by_point;
+    for (const SweepMember& m : members)
+        by_point[Key{m.optimizer, m.hidden_units, m.dropout_rate, m.batch_size, m.epochs, m.learning_rate, m.seed}]
+            .push_back(&m);
     std::vector<Configuration> ranked;
     for (const auto& [point, of] : by_point) {
         std::vector<double> scores;
         for (const SweepMember* m : of) scores.push_back(score(*m));
         const auto [mean, sd] = mean_and_sd(scores);
-        ranked.push_back({point.first, point.second, mean, sd, of});
+        ranked.push_back({of.front()->learning_rate, of.front()->seed, mean, sd, of});
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
         return a.mean < b.mean || (std::isnan(b.mean) && !std::isnan(a.mean));
@@ -120,8 +155,12 @@ std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& m
 }
 
 // Per learning rate with several seeds: the mean and standard deviation of the ranking score
-// over its seeds, best mean first (how much of a rate's result is its seed's luck).
-void print_rate_summary(const std::vector<Configuration>& ranked, bool validation) {
+// over its seeds, best mean first (how much of a rate's result is its seed's luck). Not when
+// other axes vary too (a rate's configurations would then differ in more than their seed).
+void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGrid& grid, bool validation) {
+    if (!grid.optimizers.empty() || !grid.hidden_units.empty() || !grid.dropout_rates.empty() ||
+        !grid.batch_sizes.empty() || !grid.epochs.empty())
+        return;
     std::map<float, std::vector<double>> by_rate;
     for (const Configuration& c : ranked) by_rate[c.learning_rate].push_back(c.mean);
     if (by_rate.empty() || by_rate.begin()->second.size() < 2) return;
@@ -138,9 +177,19 @@ void print_rate_summary(const std::vector<Configuration>& ranked, bool validatio
 
 // --save-best: the best configuration trained again alone (bit-identical to its member; with
 // folds, on every row, as scikit-learn's refit) and saved as `onefit fit --save` saves.
-void save_best(FitConfig config, const SplitData& data, const FitOptions& options, const Configuration& best,
+void save_best(FitConfig config, const SplitData& data, FitOptions options, const Configuration& best,
                const std::string& dir, std::ostream& say) {
-    config.learning_rate = best.learning_rate, config.seed = best.seed;
+    const SweepMember& m = *best.members.front();
+    config.learning_rate = m.learning_rate, config.seed = m.seed, config.optimizer = m.optimizer;
+    options.batch_size = config.batch_size = m.batch_size, options.epochs = config.epochs = m.epochs;
+    size_t last_dense = 0;
+    for (size_t i = 0; i < config.layers.size(); ++i)
+        if (config.layers[i].kind == Layer::Kind::Dense) last_dense = i;
+    for (size_t i = 0; i < config.layers.size(); ++i) {  // as sweep() builds the member
+        Layer& layer = config.layers[i];
+        if (layer.kind == Layer::Kind::Dense && i != last_dense && m.hidden_units) layer.units = m.hidden_units;
+        if (layer.kind == Layer::Kind::Dropout && m.dropout_rate >= 0) layer.rate = m.dropout_rate;
+    }
     Sequential model = model_from(config, data.x_train.dim(1));
     compile_from(model, config);
     model.fit(data.x_train, data.y_train, options);
@@ -161,7 +210,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json\n"
         "  onefit sweep --random 200 --range learning_rate=1e-4:1e-1:log --csv\n"
         "  onefit sweep --grid learning_rate=0.01,0.1 --kfold 5 --save-best best_model");
-    sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... or seed=A,B,... or seed=FIRST..LAST")
+    sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... seed=A,B,... or FIRST..LAST, "
+                                            "optimizer=adam,sgd,... units=A,B,... (every hidden Dense layer), "
+                                            "dropout=A,B,... batch_size=A,B,... epochs=A,B,...")
         ->type_name("AXIS=VALUES");
     sweep->add_option("--random", flags.random, "Instead of --grid: N members, learning rates drawn from --range, "
                                                 "seeds from the config's seed up")
@@ -179,7 +230,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
-    sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, fold, epochs, final logs")
+    sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, fold, optimizer, units, dropout, batch_size, epochs run, final logs")
         ->excludes(json);
     sweep->allow_extras();
     sweep->prefix_command(false);
@@ -235,7 +286,11 @@ int run_sweep(const SweepFlags& flags) {
             for (const SweepMember* m : c.members) {
                 nlohmann::json logs, history;
                 for (const auto& [key, values] : m->history.history) logs[key] = values.back(), history[key] = values;
-                nlohmann::json member{{"learning_rate", m->learning_rate}, {"seed", m->seed}, {"logs", logs}, {"history", history}};
+                nlohmann::json member{{"learning_rate", m->learning_rate}, {"seed", m->seed}, {"optimizer", m->optimizer},
+                                      {"batch_size", m->batch_size}, {"epochs", m->epochs}, {"logs", logs},
+                                      {"history", history}};
+                if (m->hidden_units) member["units"] = m->hidden_units;
+                if (m->dropout_rate >= 0) member["dropout"] = m->dropout_rate;
                 if (folds) member["fold"] = m->fold;
                 out["members"].push_back(std::move(member));
             }
@@ -246,7 +301,7 @@ int run_sweep(const SweepFlags& flags) {
         std::vector<std::string> keys;  // the final logs' names, as History orders them
         if (!members.empty())
             for (const auto& [key, values] : members.front().history.history) keys.push_back(key);
-        std::printf("rank,learning_rate,seed%s,epochs", folds ? ",fold" : "");
+        std::printf("rank,learning_rate,seed%s,optimizer,units,dropout,batch_size,epochs", folds ? ",fold" : "");
         for (const std::string& key : keys) std::printf(",%s", key.c_str());
         std::printf("\n");
         for (size_t rank = 0; rank < ranked.size(); ++rank)
@@ -254,7 +309,11 @@ int run_sweep(const SweepFlags& flags) {
                 std::printf("%zu,%.9g,%llu", rank + 1, static_cast<double>(m->learning_rate),
                             static_cast<unsigned long long>(m->seed));
                 if (folds) std::printf(",%lld", static_cast<long long>(m->fold));
-                std::printf(",%zu", m->history.epoch.size());
+                std::printf(",%s,", m->optimizer.c_str());
+                if (m->hidden_units) std::printf("%lld", static_cast<long long>(m->hidden_units));
+                std::printf(",");
+                if (m->dropout_rate >= 0) std::printf("%g", static_cast<double>(m->dropout_rate));
+                std::printf(",%lld,%zu", static_cast<long long>(m->batch_size), m->history.epoch.size());
                 for (const std::string& key : keys) std::printf(",%.9g", m->history.history.at(key).back());
                 std::printf("\n");
             }
@@ -277,9 +336,11 @@ int run_sweep(const SweepFlags& flags) {
                     static_cast<unsigned long long>(c.seed), mean_and_sd(losses).first);
         if (validation) std::printf("  %12.6f", c.mean);
         if (folds) std::printf("  %12.6f", c.sd);
+        const std::string others = other_axes(*c.members.front(), grid);
+        if (!others.empty()) std::printf("  %s", others.c_str());
         std::printf("\n");
     }
-    print_rate_summary(ranked, validation);
+    print_rate_summary(ranked, grid, validation);
     return 0;
 }
 
