@@ -101,6 +101,20 @@ void save_model(const Sequential& model, const std::string& dir, int64_t epoch =
 Sequential load_model(const std::string& dir);
 TrainingState load_training_state(const std::string& dir);  // state.json alone
 
+// ---- Ensembles ----
+
+// Several models of one input shape whose predictions are averaged (`onefit sweep --ensemble K`
+// saves a sweep's top K). A folder: ensemble.json {"format": "onefit-ensemble",
+// "format_version": 1, "members": ["members-ID/1", ...]} naming save_model folders inside it,
+// best first. A save writes its members into a new members-ID folder, then switches
+// ensemble.json to them in one atomic write, then removes older members-* folders: a crash
+// leaves the previous ensemble or the new one, whole. DIR's parent must exist.
+void save_ensemble(const std::vector<Sequential>& members, const std::string& dir);
+std::vector<Sequential> load_ensemble(const std::string& dir);  // Error naming the file and field
+bool is_ensemble(const std::string& dir);                       // DIR/ensemble.json exists
+// The mean of the members' predictions (summed in double, in member order).
+Tensor predict_ensemble(std::vector<Sequential>& members, const Tensor& x, int64_t batch_size = 32);
+
 // ---- Crash-safe writes ----
 
 // Replaces `path` with `bytes` so that a crash or a full disk leaves either the old file or

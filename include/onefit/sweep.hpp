@@ -29,8 +29,8 @@ enum class SweepStacking { automatic, always, never };
 // optimizer already have. Or, when `points` is not empty, exactly those members in that order
 // (an explicit list, or random_points's draws); the axes must then be empty.
 // The other axes multiply whatever the learning rates and seeds give (each empty: the model's,
-// optimizer's or options' own): optimizers by Keras name ("adam", "sgd", ...: that kind with its
-// Keras defaults, at the member's learning rate), hidden_units (the units of every Dense layer but
+// optimizer's or options' own): optimizers by Keras name ("adam", "sgd", ...: the base optimizer
+// when it is of that kind, else that kind with its Keras defaults; at the member's learning rate), hidden_units (the units of every Dense layer but
 // the last), dropout_rates (of every Dropout layer), batch_sizes and epochs.
 // folds >= 2: k-fold cross-validation, every point trained once per fold on the other folds'
 // rows and validated on the fold's (kfold_assignment, or stratified_kfold_assignment when the
@@ -78,5 +78,13 @@ struct SweepMember {
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
                                FitOptions options, const SweepGrid& grid);
+
+// A member's model as sweep() trains it, built and compiled but untrained: `model`'s layers with
+// the member's hidden units and dropout rate, its seed, and its optimizer at its learning rate.
+// Fitted on the member's data and options (its batch size and epochs; with folds, its fold's
+// split), it is the member, bit for bit; on all the data, it is the member's configuration
+// refitted (`onefit sweep --save-best`).
+Sequential sweep_member_model(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
+                              const CompileOptions& compile_options, const SweepMember& member);
 
 }  // namespace onefit

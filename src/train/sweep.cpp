@@ -59,26 +59,6 @@ std::vector<Variant> grid_variants(const SweepGrid& g) {
     return out;
 }
 
-// The member's model: `model`'s layers with its hidden units and dropout rate, compiled with its
-// optimizer at its learning rate.
-Sequential member_model(const Sequential& model, const Optimizer& base, const Loss& loss,
-                        const CompileOptions& compile_options, const SweepMember& m, const Variant& v) {
-    Sequential member(model.input_shape(), m.seed);
-    size_t last_dense = 0;
-    for (size_t i = 0; i < model.layers().size(); ++i)
-        if (model.layers()[i].kind == Layer::Kind::Dense) last_dense = i;
-    for (size_t i = 0; i < model.layers().size(); ++i) {
-        Layer layer = model.layers()[i];
-        if (layer.kind == Layer::Kind::Dense && i != last_dense && v.hidden_units) layer.units = v.hidden_units;
-        if (layer.kind == Layer::Kind::Dropout && v.dropout_rate >= 0) layer = Dropout(v.dropout_rate, layer.name);
-        member.add(layer);
-    }
-    Optimizer optimizer = v.optimizer.empty() ? base : optimizer_from_name(v.optimizer);
-    optimizer.learning_rate = m.learning_rate;
-    member.compile(optimizer, loss, compile_options);
-    return member;
-}
-
 // What a member trains on: the sweep's x, y and options, or one fold's split.
 struct MemberData {
     const Tensor* x;
@@ -190,6 +170,24 @@ std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool
     return points;
 }
 
+Sequential sweep_member_model(const Sequential& model, const Optimizer& base, const Loss& loss,
+                              const CompileOptions& compile_options, const SweepMember& m) {
+    Sequential member(model.input_shape(), m.seed);
+    size_t last_dense = 0;
+    for (size_t i = 0; i < model.layers().size(); ++i)
+        if (model.layers()[i].kind == Layer::Kind::Dense) last_dense = i;
+    for (size_t i = 0; i < model.layers().size(); ++i) {
+        Layer layer = model.layers()[i];
+        if (layer.kind == Layer::Kind::Dense && i != last_dense && m.hidden_units) layer.units = m.hidden_units;
+        if (layer.kind == Layer::Kind::Dropout && m.dropout_rate >= 0) layer = Dropout(m.dropout_rate, layer.name);
+        member.add(layer);
+    }
+    Optimizer optimizer = m.optimizer.empty() || m.optimizer == optimizer_name(base.kind) ? base : optimizer_from_name(m.optimizer);
+    optimizer.learning_rate = m.learning_rate;
+    member.compile(optimizer, loss, compile_options);
+    return member;
+}
+
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
                                FitOptions options, const SweepGrid& grid) {
@@ -272,7 +270,7 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     models.reserve(members.size());
     for (size_t i = 0; i < members.size(); ++i) {
         try {
-            models.push_back(member_model(model, optimizer, loss, compile_options, members[i], variants[variant_of[i]]));
+            models.push_back(sweep_member_model(model, optimizer, loss, compile_options, members[i]));
         } catch (const std::exception& e) {
             throw Error(member_name(i, members[i]) + ": " + e.what());
         }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <set>
 #include <string>
 #include <tuple>
@@ -227,6 +228,36 @@ TEST(CliSweep, EveryAxisOnTheCommandLineIsTheLibrarysFitOfThatConfiguration) {
         EXPECT_EQ(b.exit_code, 2) << bad;
         EXPECT_NE(b.err.find("onefit: error:"), std::string::npos) << b.err;
     }
+}
+
+TEST(CliSweep, AnEnsembleOfTheBestKIsSavedAndPredictAveragesIt) {
+    const std::string dir = temp_path("top3");
+    const CliResult r = run_cli({"sweep", "--grid", "seed=0..5", "--save-best", dir, "--ensemble", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("an ensemble of the best 3"), std::string::npos) << r.out;
+    std::vector<onefit::Sequential> members = onefit::load_ensemble(dir);
+    ASSERT_EQ(members.size(), 3u);
+    const std::string csv = temp_path("pred.csv");
+    ASSERT_EQ(run_cli({"predict", "--model", dir, "--data", "iris", "--output", csv}).exit_code, 0);
+    const onefit::LabeledData iris = onefit::load_iris();
+    const onefit::Tensor mean = onefit::predict_ensemble(members, iris.x);
+    std::ifstream in(csv);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "pred_0,pred_1,pred_2");
+    std::getline(in, line);
+    float p[3] = {0, 0, 0};
+    ASSERT_EQ(std::sscanf(line.c_str(), "%g,%g,%g", &p[0], &p[1], &p[2]), 3) << line;
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(p[k], mean.at(0, k)) << k;
+    // The members are the three best seeds, each its configuration fitted alone.
+    const CliResult ranked = run_cli({"sweep", "--grid", "seed=0..5", "--json"});
+    const nlohmann::json out = nlohmann::json::parse(ranked.out);
+    for (size_t k = 0; k < 3; ++k)
+        EXPECT_EQ(members[k].seed(), out["members"][k]["seed"].get<uint64_t>()) << k;
+    const CliResult evaluate = run_cli({"evaluate", "--model", dir, "--data", "iris"});
+    EXPECT_EQ(evaluate.exit_code, 2);
+    EXPECT_NE(evaluate.err.find("an ensemble"), std::string::npos) << evaluate.err;
+    EXPECT_EQ(run_cli({"sweep", "--ensemble", "3"}).exit_code, 2);  // where to?
 }
 
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {

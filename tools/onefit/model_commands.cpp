@@ -211,6 +211,9 @@ std::pair<CLI::App*, CLI::App*> add_model_commands(CLI::App& app, ModelFlags& fl
 
 int run_evaluate(const ModelFlags& flags) {
     check_int(flags.batch_size, 1, std::numeric_limits<int32_t>::max(), "--batch-size");
+    if (!flags.model.empty() && is_ensemble(flags.model))
+        throw Error("--model " + flags.model + ": an ensemble (onefit sweep --ensemble); onefit predict averages its "
+                    "members, evaluate takes one model folder (the members are listed in its ensemble.json)");
     Sequential model = load_for_use(flags.model);
     try {
         model.program();
@@ -235,11 +238,14 @@ int run_evaluate(const ModelFlags& flags) {
 int run_predict(const ModelFlags& flags) {
     check_int(flags.batch_size, 1, std::numeric_limits<int32_t>::max(), "--batch-size");
     if (!flags.output.empty()) check_parent_exists(flags.output, "--output");
-    Sequential model = load_for_use(flags.model);
-    const Tensor x = load_features(flags, model.input_shape()[0]);
+    // A folder `sweep --ensemble` wrote: every member's prediction, averaged.
+    std::vector<Sequential> members;
+    if (!flags.model.empty() && is_ensemble(flags.model)) members = load_ensemble(flags.model);
+    else members.push_back(load_for_use(flags.model));
+    const Tensor x = load_features(flags, members.front().input_shape()[0]);
     Tensor y;
     try {
-        y = model.predict(x.reshaped({x.rows(), x.row_width()}), flags.batch_size);
+        y = predict_ensemble(members, x.reshaped({x.rows(), x.row_width()}), flags.batch_size);
     } catch (const Error& e) {
         throw Error("predicting on " + flags.data + ": " + e.what());
     }

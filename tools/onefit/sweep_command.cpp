@@ -175,27 +175,36 @@ void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGri
         std::printf("  %13g  %12.6f  %12.6f  (%zu seeds)\n", static_cast<double>(rate), mean, sd, n);
 }
 
-// --save-best: the best configuration trained again alone (bit-identical to its member; with
-// folds, on every row, as scikit-learn's refit) and saved as `onefit fit --save` saves.
-void save_best(FitConfig config, const SplitData& data, FitOptions options, const Configuration& best,
-               const std::string& dir, std::ostream& say) {
-    const SweepMember& m = *best.members.front();
-    config.learning_rate = m.learning_rate, config.seed = m.seed, config.optimizer = m.optimizer;
-    options.batch_size = config.batch_size = m.batch_size, options.epochs = config.epochs = m.epochs;
-    size_t last_dense = 0;
-    for (size_t i = 0; i < config.layers.size(); ++i)
-        if (config.layers[i].kind == Layer::Kind::Dense) last_dense = i;
-    for (size_t i = 0; i < config.layers.size(); ++i) {  // as sweep() builds the member
-        Layer& layer = config.layers[i];
-        if (layer.kind == Layer::Kind::Dense && i != last_dense && m.hidden_units) layer.units = m.hidden_units;
-        if (layer.kind == Layer::Kind::Dropout && m.dropout_rate >= 0) layer.rate = m.dropout_rate;
-    }
-    Sequential model = model_from(config, data.x_train.dim(1));
-    compile_from(model, config);
+// A ranked configuration trained again alone: bit-identical to its member without folds; with
+// folds, on every training row (scikit-learn's refit).
+Sequential refit(const FitConfig& config, const SplitData& data, FitOptions options, const Configuration& c) {
+    const SweepMember& m = *c.members.front();
+    Sequential model = sweep_member_model(model_from(config, data.x_train.dim(1)),
+                                          optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                                          loss_from_name(config.loss), CompileOptions{config.metrics}, m);
+    options.verbose = 0, options.batch_size = m.batch_size, options.epochs = m.epochs;
     model.fit(data.x_train, data.y_train, options);
-    save_model(model, dir, options.epochs, options.seed);
-    say << "saved: " << dir << " (learning_rate " << best.learning_rate << ", seed " << best.seed
-        << (best.members.front()->fold >= 0 ? ", trained again on every row" : ", trained again alone") << ")\n";
+    return model;
+}
+
+// --save-best DIR: the best configuration refitted and saved as `onefit fit --save` saves; with
+// --ensemble K, the best K as an ensemble folder that `onefit predict` averages.
+void save_best(const FitConfig& config, const SplitData& data, const FitOptions& options,
+               const std::vector<Configuration>& ranked, int64_t ensemble, const std::string& dir, std::ostream& say) {
+    const bool folds = ranked.front().members.front()->fold >= 0;
+    const char* how = folds ? "trained again on every training row" : "trained again alone";
+    if (ensemble == 0) {
+        const SweepMember& m = *ranked.front().members.front();
+        save_model(refit(config, data, options, ranked.front()), dir, m.epochs, options.seed);
+        say << "saved: " << dir << " (learning_rate " << m.learning_rate << ", seed " << m.seed << "; " << how << ")\n";
+        return;
+    }
+    std::vector<Sequential> members;
+    for (size_t k = 0; k < ranked.size() && k < static_cast<size_t>(ensemble); ++k)
+        members.push_back(refit(config, data, options, ranked[k]));
+    save_ensemble(members, dir);
+    say << "saved: " << dir << " (an ensemble of the best " << members.size() << ", each " << how
+        << "; onefit predict averages them)\n";
 }
 
 }  // namespace
@@ -209,7 +218,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         "  onefit sweep --grid learning_rate=0.001,0.01,0.1 --grid seed=0..9\n"
         "  onefit sweep examples/iris.json --grid seed=0..99 --top 10 --json\n"
         "  onefit sweep --random 200 --range learning_rate=1e-4:1e-1:log --csv\n"
-        "  onefit sweep --grid learning_rate=0.01,0.1 --kfold 5 --save-best best_model");
+        "  onefit sweep --grid learning_rate=0.01,0.1 --kfold 5 --save-best best_model\n"
+        "  onefit sweep --grid seed=0..19 --save-best top5 --ensemble 5 && onefit predict --model top5");
     sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... seed=A,B,... or FIRST..LAST, "
                                             "optimizer=adam,sgd,... units=A,B,... (every hidden Dense layer), "
                                             "dropout=A,B,... batch_size=A,B,... epochs=A,B,...")
@@ -227,6 +237,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     sweep->add_option("--save-best", flags.save_best, "Train the best configuration again and save it into this folder, "
                                                       "as `onefit fit --save` (with --kfold: on every row)")
         ->type_name("DIR");
+    sweep->add_option("--ensemble", flags.ensemble, "With --save-best DIR: save the best K configurations, each trained "
+                                                    "again, as an ensemble that `onefit predict --model DIR` averages")
+        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
+        ->type_name("K");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
@@ -249,6 +263,8 @@ int run_sweep(const SweepFlags& flags) {
     }
     if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
     if (!flags.save_best.empty()) check_parent_exists(flags.save_best, "--save-best");
+    if (flags.ensemble > 0 && flags.save_best.empty())
+        throw Error("sweep: --ensemble K saves the best K members: give the folder with --save-best DIR");
     const bool text = !flags.json && !flags.csv;
     grid.folds = flags.kfold;
     if (flags.kfold > 0 && config.validation_split > 0) {  // folds validate; a test_size split stays held out
@@ -273,11 +289,8 @@ int run_sweep(const SweepFlags& flags) {
               loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train, data.y_train, options, grid);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::vector<Configuration> ranked = rank_configurations(members);
-    if (!flags.save_best.empty()) {
-        FitOptions alone = options;
-        alone.verbose = 0;
-        save_best(config, data, alone, ranked.front(), flags.save_best, text ? std::cout : std::cerr);
-    }
+    if (!flags.save_best.empty())
+        save_best(config, data, options, ranked, flags.ensemble, flags.save_best, text ? std::cout : std::cerr);
     const bool folds = flags.kfold > 0;
 
     if (flags.json) {

@@ -14,6 +14,7 @@ struct SweepFlags {
     std::string range;              // "learning_rate=LOW:HIGH[:log]" for --random
     int64_t kfold = 0;              // k-fold cross-validation: each point trained once per fold
     std::string save_best;          // the best configuration, trained again alone, saved here
+    int64_t ensemble = 0;           // with save_best: the best K saved as an ensemble
     int top = 5;
     bool json = false;
     bool csv = false;
