@@ -57,6 +57,10 @@ std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds);
 std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds);
 // Fold `fold`'s split: test = its rows, train = every other row, both in the data's order.
 TrainTestSplit fold_split(const Tensor& x, const Tensor& y, const std::vector<int64_t>& assignment, int64_t fold);
+// A bootstrap sample: train = as many rows as x has, drawn with replacement (onefit's seeded
+// generator, in draw order); test = the rows never drawn ("out of bag"), in the data's order.
+// Throws Error when every row was drawn (no out-of-bag rows to validate on).
+TrainTestSplit bootstrap_split(const Tensor& x, const Tensor& y, uint64_t seed);
 
 // What one pass over a dataset yields: rows (indices into x/y) in order, cut into batches.
 struct DatasetPass {

@@ -46,6 +46,15 @@ struct SweepGrid {
     std::vector<int64_t> batch_sizes = {};
     std::vector<int64_t> epochs = {};
     int64_t folds = 0;
+    // Or, instead of folds, resampled data (each point trained once per sample, validated on what
+    // the sample left out): `shuffle_splits` random splits (train_test_split with shuffling,
+    // `split_test_size` of the rows to validate on, seeds split_seed, split_seed + 1, ...), as
+    // scikit-learn's ShuffleSplit; or `bootstraps` bootstrap samples (bootstrap_split, seeds
+    // split_seed + i), validated out of bag. FitOptions must then name no validation either.
+    int64_t shuffle_splits = 0;
+    double split_test_size = 0.2;
+    int64_t bootstraps = 0;
+    uint64_t split_seed = 0;
     SweepStacking stacking = SweepStacking::automatic;
 };
 
@@ -58,7 +67,7 @@ std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool
 struct SweepMember {
     float learning_rate = 0;
     uint64_t seed = 0;  // weight initialisation, and shuffling and dropout unless FitOptions::seed is set
-    int64_t fold = -1;  // k-fold: the fold validated on (trained on the others); -1 without folds
+    int64_t fold = -1;  // the fold (or random split, or bootstrap sample) it trained on; -1 without
     std::string optimizer;      // its optimizer's Keras name
     int64_t hidden_units = 0;   // 0: the model's own widths
     float dropout_rate = -1;    // -1: the model's own rates

@@ -53,7 +53,8 @@ def _grid(grid, model_seed):
 
 
 def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validation_data=None,
-          validation_split=0.0, shuffle=True, steps_per_epoch=None, seed=None, as_frame=False):
+          validation_split=0.0, shuffle=True, steps_per_epoch=None, seed=None, as_frame=False, shuffle_splits=None,
+          split_size=0.2, bootstrap=None, split_seed=0):
     """`model`: a compiled onefit.keras.Sequential, the members' layers, optimizer, loss and
     metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...], "optimizer": ["adam",
     "sgd"], "units": [...] (every hidden Dense layer), "dropout": [...] (every Dropout layer),
@@ -61,7 +62,10 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     the call's own value) or a list of points ([{"learning_rate": ...,
     "seed": ...}, ...], e.g. random_points()). `kfold`: k-fold cross-validation, each point
     trained once per fold on the other folds' rows and validated on the fold's (stratified, as
-    scikit-learn's StratifiedKFold, when the labels are classes; KFold otherwise).
+    scikit-learn's StratifiedKFold, when the labels are classes; KFold otherwise). Or instead
+    `shuffle_splits`: that many random splits (ShuffleSplit), each validating on `split_size` of
+    the rows; or `bootstrap`: that many bootstrap samples, each validated on the rows it left out
+    (seeds split_seed, split_seed + 1, ...). Rows carry the sample's index as "fold".
 
     Returns one dict per member (the other axes major, then learning rate, then seed), each
     point's folds together: its learning_rate, seed, the value of every other axis swept, (with
@@ -77,6 +81,10 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     rates, seeds, points, others = _grid(grid, model._seed)
     if kfold is not None and (isinstance(kfold, bool) or int(kfold) < 2):
         raise ValueError(f"sweep: kfold must be a number of folds, 2 or more, got {kfold!r}")
+    for name, count in (("shuffle_splits", shuffle_splits), ("bootstrap", bootstrap)):
+        if count is not None and (isinstance(count, bool) or int(count) < 1):
+            raise ValueError(f"sweep: {name} must be a number of samples, 1 or more, got {count!r}")
+    resampled = bool(kfold or shuffle_splits or bootstrap)
     x, y = float32(x, "x"), float32(y, "y")
     model._build(model._input_shape or x.shape[1:])
     optimizer, loss, metrics = model._compiled
@@ -84,12 +92,13 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
                            seed)
     members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds, points,
                             others.get("optimizers", []), others.get("units", []), others.get("dropouts", []),
-                            others.get("batch_sizes", []), others.get("epochs", []), int(kfold or 0))
+                            others.get("batch_sizes", []), others.get("epochs", []), int(kfold or 0),
+                            int(shuffle_splits or 0), float(split_size), int(bootstrap or 0), int(split_seed))
     results = []
     for learning_rate, member_seed, fold, config, history, weights in members:
         history = dict(history)
         row = {"learning_rate": learning_rate, "seed": member_seed}
-        if kfold:
+        if resampled:
             row["fold"] = fold
         row.update({axis: value for axis, value in dict(config).items() if others.get(_SWEPT_BY[axis])})
         row.update({k: v[-1] for k, v in history.items() if v})

@@ -80,7 +80,7 @@ def test_kfold_members_are_their_folds_fitted_alone_with_scikit_learns_stratifie
             np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="kfold"):
         onefit.sweep(base(0), x, y, kfold=1)
-    with pytest.raises(ValueError, match="validates each member on its fold"):
+    with pytest.raises(ValueError, match="validate each member on what its sample left out"):
         onefit.sweep(base(0), x, y, kfold=3, validation_split=0.2)
 
 
@@ -99,3 +99,14 @@ def test_random_points_and_a_table(iris_like):
     assert table["val_loss"].iloc[1] == table["history"].iloc[1]["val_loss"][-1]
     with pytest.raises(ValueError, match="learning_rate"):
         onefit.sweep(base(0), x, y, grid=[{"seed": 1}])
+
+
+def test_bootstrap_and_shuffle_splits_give_each_configuration_one_member_per_sample(iris_like):
+    x, y, _ = iris_like
+    members = onefit.sweep(base(0), x, y, grid={"seed": [1]}, bootstrap=3, epochs=1)
+    assert [m["fold"] for m in members] == [0, 1, 2]
+    assert len({m["val_loss"] for m in members}) == 3  # three different samples
+    splits = onefit.sweep(base(0), x, y, grid={"seed": [1]}, shuffle_splits=2, split_size=0.3, epochs=1)
+    assert [m["fold"] for m in splits] == [0, 1]
+    with pytest.raises(ValueError, match="bootstrap"):
+        onefit.sweep(base(0), x, y, bootstrap=0)

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.hpp"
 #include "onefit/dataset.hpp"
 #include "onefit/error.hpp"
 
@@ -77,6 +78,25 @@ TrainTestSplit fold_split(const Tensor& x, const Tensor& y, const std::vector<in
     TrainTestSplit split;
     split.x_train = x.gather_rows(train_rows), split.x_test = x.gather_rows(test_rows);
     split.y_train = y.gather_rows(train_rows), split.y_test = y.gather_rows(test_rows);
+    return split;
+}
+
+TrainTestSplit bootstrap_split(const Tensor& x, const Tensor& y, uint64_t seed) {
+    if (x.rows() != y.rows() || x.rows() < 1)
+        throw Error("bootstrap: x has " + std::to_string(x.rows()) + " rows and y " + std::to_string(y.rows()) +
+                    "; give one label per row");
+    Rng rng(seed);
+    std::vector<int64_t> drawn(static_cast<size_t>(x.rows())), out_of_bag;
+    std::vector<char> seen(static_cast<size_t>(x.rows()), 0);
+    for (int64_t& row : drawn) row = static_cast<int64_t>(rng.below(static_cast<uint64_t>(x.rows()))), seen[static_cast<size_t>(row)] = 1;
+    for (int64_t i = 0; i < x.rows(); ++i)
+        if (!seen[static_cast<size_t>(i)]) out_of_bag.push_back(i);
+    if (out_of_bag.empty())
+        throw Error("bootstrap: the sample of seed " + std::to_string(seed) + " drew every one of the " +
+                    std::to_string(x.rows()) + " rows: no out-of-bag rows to validate on");
+    TrainTestSplit split;
+    split.x_train = x.gather_rows(drawn), split.x_test = x.gather_rows(out_of_bag);
+    split.y_train = y.gather_rows(drawn), split.y_test = y.gather_rows(out_of_bag);
     return split;
 }
 

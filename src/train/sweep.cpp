@@ -209,21 +209,31 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     for (float r : grid.dropout_rates)
         if (!(r >= 0 && r < 1)) throw Error("sweep: a dropout rate must be in [0, 1), got " + std::to_string(r));
     if (grid.folds == 1 || grid.folds < 0) throw Error("sweep: k-fold needs at least 2 folds, got " + std::to_string(grid.folds));
+    if (grid.shuffle_splits < 0 || grid.bootstraps < 0) throw Error("sweep: the number of samples must be positive");
+    if ((grid.folds > 0) + (grid.shuffle_splits > 0) + (grid.bootstraps > 0) > 1)
+        throw Error("sweep: give one of k-fold, random splits and bootstrap samples");
 
     // What members train on: x and y, or each fold's split with the fold as validation data;
     // one entry per (batch size, epochs, fold).
     std::vector<TrainTestSplit> splits;
-    if (grid.folds >= 2) {
+    if (grid.folds > 0 || grid.shuffle_splits > 0 || grid.bootstraps > 0) {
         if (options.validation_split > 0 || options.validation_data || options.validation_dataset)
-            throw Error("sweep: k-fold validates each member on its fold; give no validation_split or validation_data");
+            throw Error("sweep: k-fold and resampling validate each member on what its sample left out; give no "
+                        "validation_split or validation_data");
         if (x.rows() != y.rows())
             throw Error("sweep: x has " + std::to_string(x.rows()) + " rows but y has " + std::to_string(y.rows()));
+    }
+    if (grid.folds >= 2) {
         const std::vector<int64_t> classes = row_classes(y, loss, model.layers().back());
         const std::vector<int64_t> assignment = classes.empty() ? kfold_assignment(x.rows(), grid.folds)
                                                                 : stratified_kfold_assignment(classes, grid.folds);
         for (int64_t f = 0; f < grid.folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
     }
-    const int64_t folds = std::max<int64_t>(grid.folds, 1);
+    for (int64_t i = 0; i < grid.shuffle_splits; ++i)
+        splits.push_back(train_test_split(x, y, grid.split_test_size, true, grid.split_seed + static_cast<uint64_t>(i)));
+    for (int64_t i = 0; i < grid.bootstraps; ++i)
+        splits.push_back(bootstrap_split(x, y, grid.split_seed + static_cast<uint64_t>(i)));
+    const int64_t folds = std::max<int64_t>(static_cast<int64_t>(splits.size()), 1);
     std::vector<MemberData> data;
     std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> data_index;
     const auto data_for = [&](const Variant& v, int64_t fold) {
@@ -249,7 +259,7 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     for (size_t v = 0; v < variants.size(); ++v) {
         const auto add = [&](float rate, uint64_t seed) {
             for (int64_t f = 0; f < folds; ++f) {
-                const int64_t fold = grid.folds >= 2 ? f : -1;
+                const int64_t fold = splits.empty() ? -1 : f;
                 data_of.push_back(data_for(variants[v], fold));
                 variant_of.push_back(v);
                 SweepMember m;

@@ -163,8 +163,15 @@ TEST(CliSweep, KFoldRanksConfigurationsByTheirMeanOverFoldsAndSavesTheBestRefitt
     ASSERT_EQ(split.exit_code, 0) << split.err;
     EXPECT_NE(split.out.find("validation_split 0.2 not used"), std::string::npos) << split.out;
     EXPECT_NE(split.out.find("3 members (1 configurations x 3 folds) on iris"), std::string::npos) << split.out;
+    const CliResult boot = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--bootstrap", "4"});
+    ASSERT_EQ(boot.exit_code, 0) << boot.err;
+    EXPECT_NE(boot.out.find("8 members (2 configurations x 4 samples)"), std::string::npos) << boot.out;
+    const CliResult shuffled = run_cli({"sweep", "--shuffle-splits", "3", "--split-size", "0.3", "--json"});
+    ASSERT_EQ(shuffled.exit_code, 0) << shuffled.err;
+    EXPECT_EQ(nlohmann::json::parse(shuffled.out)["members"].size(), 3u);
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"sweep", "--kfold", "1"}, {"sweep", "--kfold", "200"},
+          {"sweep", "--kfold", "3", "--bootstrap", "2"}, {"sweep", "--shuffle-splits", "2", "--split-size", "1.5"},
           {"sweep", "--save-best", "/no/such/folder/best"}}) {
         const CliResult bad = run_cli(args);
         EXPECT_EQ(bad.exit_code, 2) << args.back();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "onefit/dataset.hpp"
@@ -58,6 +59,34 @@ TEST(Folds, SplitKeepsTheDataOrderOnBothSides) {
     EXPECT_EQ(s.y_train[2], 40.0f);
     EXPECT_THROW(fold_split(x, y, {0, 0, 0, 0, 0}, 1), Error);  // an empty fold
     EXPECT_THROW(fold_split(x, y, {0, 1}, 1), Error);           // not one fold per row
+}
+
+TEST(Folds, ABootstrapSampleDrawsWithReplacementAndValidatesOutOfBag) {
+    Tensor x({200, 1}), y({200});
+    for (int64_t i = 0; i < 200; ++i) x[i] = static_cast<float>(i), y[i] = static_cast<float>(-i);
+    const TrainTestSplit s = bootstrap_split(x, y, 7);
+    ASSERT_EQ(s.x_train.rows(), 200);
+    std::vector<int> drawn(200, 0);
+    for (int64_t r = 0; r < 200; ++r) {
+        EXPECT_EQ(s.y_train[r], -s.x_train[r]);  // rows stay whole
+        ++drawn[static_cast<size_t>(s.x_train[r])];
+    }
+    int repeated = 0, missing = 0;
+    for (int d : drawn) repeated += d > 1, missing += d == 0;
+    EXPECT_GT(repeated, 0);  // with replacement: about 26% of rows twice or more, 37% never
+    ASSERT_EQ(s.x_test.rows(), missing);
+    for (int64_t r = 0; r < s.x_test.rows(); ++r) {
+        EXPECT_EQ(drawn[static_cast<size_t>(s.x_test[r])], 0);  // out of bag
+        if (r > 0) {
+            EXPECT_LT(s.x_test[r - 1], s.x_test[r]);  // in the data's order
+        }
+    }
+    EXPECT_NEAR(missing, 200 * 0.366, 30);
+    const TrainTestSplit again = bootstrap_split(x, y, 7), other = bootstrap_split(x, y, 8);
+    EXPECT_EQ(std::memcmp(again.x_train.data(), s.x_train.data(), 200 * sizeof(float)), 0);
+    EXPECT_NE(std::memcmp(other.x_train.data(), s.x_train.data(), 200 * sizeof(float)), 0);
+    Tensor one({1, 1}), label({1});
+    EXPECT_THROW(bootstrap_split(one, label, 0), Error);  // a single row is always drawn: nothing out of bag
 }
 
 }  // namespace

@@ -307,6 +307,39 @@ TEST(Sweep, EveryAxisMultipliesAndEachMemberIsItsConfigurationAlone) {
     EXPECT_THROW(sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), grid), Error);
 }
 
+TEST(Sweep, RandomSplitAndBootstrapMembersEqualTheirSamplesFittedAlone) {
+    // 3 random splits (ShuffleSplit: as many rows each, so they stack together) and 3 bootstrap
+    // samples (out-of-bag sizes differ: side by side), seeds from split_seed up.
+    const LabeledData iris = load_iris();
+    FitOptions o;
+    o.batch_size = 16, o.epochs = 3, o.verbose = 0;
+    const Loss loss = loss_from_name("sparse_categorical_crossentropy");
+    for (bool bootstrap : {false, true}) {
+        SweepGrid grid{{0.01f}, {1, 2}};
+        (bootstrap ? grid.bootstraps : grid.shuffle_splits) = 3;
+        grid.split_test_size = 0.25, grid.split_seed = 40, grid.stacking = SweepStacking::always;
+        const std::vector<SweepMember> members = sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, o, grid);
+        ASSERT_EQ(members.size(), 6u);
+        for (size_t i = 0; i < members.size(); ++i) {
+            const SweepMember& m = members[i];
+            EXPECT_EQ(m.fold, static_cast<int64_t>(i % 3));
+            const uint64_t seed = 40 + static_cast<uint64_t>(m.fold);
+            const TrainTestSplit s =
+                bootstrap ? bootstrap_split(iris.x, iris.y, seed) : train_test_split(iris.x, iris.y, 0.25, true, seed);
+            Sequential alone = layers_only(m.seed);
+            alone.compile(Adam(0.01f), loss);
+            FitOptions sample = o;
+            sample.validation_data = std::pair(s.x_test, s.y_test);
+            const History h = alone.fit(s.x_train, s.y_train, sample);
+            EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << bootstrap << " " << i;
+            EXPECT_EQ(m.history.history, h.history) << bootstrap << " " << i;
+        }
+    }
+    SweepGrid both{{0.01f}, {1}};
+    both.folds = 3, both.bootstraps = 2;
+    EXPECT_THROW(sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, o, both), Error);
+}
+
 TEST(Sweep, KFoldOfValuesIsPlainAndRefusesOtherValidation) {
     // One column of values under mse into a linear output is a regression: plain contiguous folds
     // (the stacked test above holds class labels to stratified folds).

@@ -234,6 +234,24 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
                                                "ranked by the mean over its folds")
         ->check(CLI::Range(int64_t{2}, int64_t{1000000}))
         ->type_name("K");
+    CLI::Option* kfold = sweep->get_option("--kfold");
+    CLI::Option* splits =
+        sweep->add_option("--shuffle-splits", flags.shuffle_splits,
+                          "Instead of --kfold: N random splits (scikit-learn's ShuffleSplit), each validating on "
+                          "--split-size of the rows")
+            ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
+            ->type_name("N")
+            ->excludes(kfold);
+    sweep->add_option("--split-size", flags.split_size, "For --shuffle-splits: the fraction validated on (default 0.2)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->type_name("F");
+    sweep->add_option("--bootstrap", flags.bootstrap,
+                      "Instead of --kfold: N bootstrap samples (rows drawn with replacement), each validating on "
+                      "the rows it left out")
+        ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
+        ->type_name("N")
+        ->excludes(kfold)
+        ->excludes(splits);
     sweep->add_option("--save-best", flags.save_best, "Train the best configuration again and save it into this folder, "
                                                       "as `onefit fit --save` (with --kfold: on every row)")
         ->type_name("DIR");
@@ -266,10 +284,17 @@ int run_sweep(const SweepFlags& flags) {
     if (flags.ensemble > 0 && flags.save_best.empty())
         throw Error("sweep: --ensemble K saves the best K members: give the folder with --save-best DIR");
     const bool text = !flags.json && !flags.csv;
-    grid.folds = flags.kfold;
-    if (flags.kfold > 0 && config.validation_split > 0) {  // folds validate; a test_size split stays held out
-        if (text) std::printf("--kfold %lld: each member validates on its fold (validation_split %g not used)\n",
-                              static_cast<long long>(flags.kfold), config.validation_split);
+    grid.folds = flags.kfold, grid.shuffle_splits = flags.shuffle_splits, grid.bootstraps = flags.bootstrap;
+    grid.split_test_size = flags.split_size, grid.split_seed = config.seed;
+    // Folds or samples of the training rows, each member validated on what its sample left out.
+    const int64_t samples = flags.kfold + flags.shuffle_splits + flags.bootstrap;
+    const std::string resampling = flags.kfold ? "--kfold " + std::to_string(flags.kfold)
+                                 : flags.shuffle_splits ? "--shuffle-splits " + std::to_string(flags.shuffle_splits)
+                                                        : "--bootstrap " + std::to_string(flags.bootstrap);
+    const char* sample = flags.kfold ? "fold" : flags.shuffle_splits ? "split" : "sample";
+    if (samples > 0 && config.validation_split > 0) {  // a test_size split stays held out
+        if (text) std::printf("%s: each member validates on what its %s leaves out (validation_split %g not used)\n",
+                              resampling.c_str(), sample, config.validation_split);
         config.validation_split = 0;
     }
 
@@ -277,10 +302,9 @@ int run_sweep(const SweepFlags& flags) {
     settle_loss(config, data.y_train, text ? &std::cout : nullptr);
     const Sequential model = model_from(config, data.x_train.dim(1));
     FitOptions options = fit_options(config, data);  // sweep() makes members silent
-    if (flags.kfold > 0 && data.validation) {
-        if (text) std::printf("--kfold %lld: folds of the %lld training rows; the %lld test rows are held out\n",
-                              static_cast<long long>(flags.kfold), static_cast<long long>(data.train_rows),
-                              static_cast<long long>(data.validation_rows));
+    if (samples > 0 && data.validation) {
+        if (text) std::printf("%s: %ss of the %lld training rows; the %lld test rows are held out\n", resampling.c_str(),
+                              sample, static_cast<long long>(data.train_rows), static_cast<long long>(data.validation_rows));
         options.validation_data.reset();
     }
     const auto start = std::chrono::steady_clock::now();
@@ -291,7 +315,7 @@ int run_sweep(const SweepFlags& flags) {
     const std::vector<Configuration> ranked = rank_configurations(members);
     if (!flags.save_best.empty())
         save_best(config, data, options, ranked, flags.ensemble, flags.save_best, text ? std::cout : std::cerr);
-    const bool folds = flags.kfold > 0;
+    const bool folds = samples > 0;
 
     if (flags.json) {
         nlohmann::json out{{"data", data.name}, {"members", nlohmann::json::array()}, {"seconds", seconds}};
@@ -335,12 +359,13 @@ int run_sweep(const SweepFlags& flags) {
     const bool validation = !members.empty() && members.front().history.history.count("val_loss");
     const char* by = validation ? "val_loss" : "loss";
     if (folds)
-        std::printf("%zu members (%zu configurations x %lld folds) on %s in %.3f s, ranked by the mean last %s over folds:\n",
-                    members.size(), ranked.size(), static_cast<long long>(flags.kfold), data.name.c_str(), seconds, by);
+        std::printf("%zu members (%zu configurations x %lld %ss) on %s in %.3f s, ranked by the mean last %s over %ss:\n",
+                    members.size(), ranked.size(), static_cast<long long>(samples), sample, data.name.c_str(), seconds,
+                    by, sample);
     else
         std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds, by);
     std::printf("%5s  %13s  %20s  %12s  %12s%s\n", "rank", "learning_rate", "seed", "loss", validation ? "val_loss" : "",
-                folds ? "  sd over folds" : "");
+                folds ? (std::string("  sd over ") + sample + "s").c_str() : "");
     for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(flags.top); ++i) {
         const Configuration& c = ranked[i];
         std::vector<double> losses;

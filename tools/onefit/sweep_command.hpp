@@ -13,6 +13,9 @@ struct SweepFlags {
     int64_t random = 0;             // random members instead of the grid's product
     std::string range;              // "learning_rate=LOW:HIGH[:log]" for --random
     int64_t kfold = 0;              // k-fold cross-validation: each point trained once per fold
+    int64_t shuffle_splits = 0;     // or random splits
+    double split_size = 0.2;        // their validation fraction
+    int64_t bootstrap = 0;          // or bootstrap samples
     std::string save_best;          // the best configuration, trained again alone, saved here
     int64_t ensemble = 0;           // with save_best: the best K saved as an ensemble
     int top = 5;
