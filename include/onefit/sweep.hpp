@@ -30,7 +30,8 @@ enum class SweepStacking { automatic, always, never };
 // (an explicit list, or random_points's draws); the axes must then be empty.
 // The other axes multiply whatever the learning rates and seeds give (each empty: the model's,
 // optimizer's or options' own): optimizers by Keras name ("adam", "sgd", ...: the base optimizer
-// when it is of that kind, else that kind with its Keras defaults; at the member's learning rate), hidden_units (the units of every Dense layer but
+// when it is of that kind, else that kind with its Keras defaults; at the member's learning rate),
+// losses by Keras name (the base loss when of that kind), hidden_units (the units of every Dense layer but
 // the last), dropout_rates (of every Dropout layer), batch_sizes and epochs.
 // folds >= 2: k-fold cross-validation, every point trained once per fold on the other folds'
 // rows and validated on the fold's (kfold_assignment, or stratified_kfold_assignment when the
@@ -41,6 +42,7 @@ struct SweepGrid {
     std::vector<uint64_t> seeds;
     std::vector<SweepPoint> points = {};  // (defaults, so SweepGrid{rates, seeds} stays warning-free)
     std::vector<std::string> optimizers = {};
+    std::vector<std::string> losses = {};
     std::vector<int64_t> hidden_units = {};
     std::vector<float> dropout_rates = {};
     std::vector<int64_t> batch_sizes = {};
@@ -69,6 +71,7 @@ struct SweepMember {
     uint64_t seed = 0;  // weight initialisation, and shuffling and dropout unless FitOptions::seed is set
     int64_t fold = -1;  // the fold (or random split, or bootstrap sample) it trained on; -1 without
     std::string optimizer;      // its optimizer's Keras name
+    std::string loss;           // its loss's Keras name
     int64_t hidden_units = 0;   // 0: the model's own widths
     float dropout_rate = -1;    // -1: the model's own rates
     int64_t batch_size = 0, epochs = 0;
@@ -76,8 +79,8 @@ struct SweepMember {
     std::vector<Tensor> weights;  // after the fit, Keras layout
 };
 
-// One member per grid point (and fold): optimizer, hidden units, dropout rate, batch size and
-// epochs major in that order, then learning rate (all seeds of the first rate, then the next),
+// One member per grid point (and fold): optimizer, loss, hidden units, dropout rate, batch size
+// and epochs major in that order, then learning rate (all seeds of the first rate, then the next),
 // each point's folds in order: `model`'s input shape and layers with the member's
 // seed, compiled with `optimizer` at the member's learning rate, `loss` and `compile_options`,
 // fitted on x, y with `options` (with folds: on fold_split's training rows, validation_data its

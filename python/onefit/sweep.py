@@ -15,9 +15,9 @@ def random_points(count, low, high, log=True, first_seed=0, draw_seed=0):
                                                     int(draw_seed))]
 
 
-_AXES = ("learning_rate", "seed", "optimizer", "units", "dropout", "batch_size", "epochs")
+_AXES = ("learning_rate", "seed", "optimizer", "loss", "units", "dropout", "batch_size", "epochs")
 # A member's value of an axis is in its row when the grid swept that axis.
-_SWEPT_BY = {"optimizer": "optimizers", "units": "units", "dropout": "dropouts", "batch_size": "batch_sizes",
+_SWEPT_BY = {"optimizer": "optimizers", "loss_function": "losses", "units": "units", "dropout": "dropouts", "batch_size": "batch_sizes",
              "epochs": "epochs"}
 
 
@@ -45,6 +45,7 @@ def _grid(grid, model_seed):
     rates = [float(v) for v in axes.pop("learning_rate", [])]
     seeds = [int(v) for v in axes.pop("seed", [model_seed])]
     others = {"optimizers": [_optimizer_name(v) for v in axes.pop("optimizer", [])],
+              "losses": [str(v) for v in axes.pop("loss", [])],
               "units": [int(v) for v in axes.pop("units", [])],
               "dropouts": [float(v) for v in axes.pop("dropout", [])],
               "batch_sizes": [int(v) for v in axes.pop("batch_size", [])],
@@ -57,7 +58,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
           split_size=0.2, bootstrap=None, split_seed=0):
     """`model`: a compiled onefit.keras.Sequential, the members' layers, optimizer, loss and
     metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...], "optimizer": ["adam",
-    "sgd"], "units": [...] (every hidden Dense layer), "dropout": [...] (every Dropout layer),
+    "sgd"], "loss": [...] (Keras names; the row's "loss_function"), "units": [...] (every hidden Dense layer), "dropout": [...] (every Dropout layer),
     "batch_size": [...], "epochs": [...]}, every combination; an axis left out is the model's or
     the call's own value) or a list of points ([{"learning_rate": ...,
     "seed": ...}, ...], e.g. random_points()). `kfold`: k-fold cross-validation, each point
@@ -91,7 +92,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     options = _fit_options(batch_size, epochs, 0, 0, validation_data, validation_split, None, shuffle, steps_per_epoch,
                            seed)
     members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds, points,
-                            others.get("optimizers", []), others.get("units", []), others.get("dropouts", []),
+                            others.get("optimizers", []), others.get("losses", []), others.get("units", []), others.get("dropouts", []),
                             others.get("batch_sizes", []), others.get("epochs", []), int(kfold or 0),
                             int(shuffle_splits or 0), float(split_size), int(bootstrap or 0), int(split_seed))
     results = []

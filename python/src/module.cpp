@@ -378,13 +378,14 @@ NB_MODULE(_onefit, m) {
                       std::vector<std::string> metrics, const FloatArray& x, const FloatArray& y,
                       const onefit::FitOptions& options, std::vector<float> learning_rates,
                       std::vector<uint64_t> seeds, const std::vector<std::pair<float, uint64_t>>& points,
-                      std::vector<std::string> optimizers, std::vector<int64_t> units, std::vector<float> dropouts,
+                      std::vector<std::string> optimizers, std::vector<std::string> losses, std::vector<int64_t> units,
+                      std::vector<float> dropouts,
                       std::vector<int64_t> batch_sizes, std::vector<int64_t> epochs, int64_t folds,
                       int64_t shuffle_splits, double split_size, int64_t bootstraps, uint64_t split_seed) {
         const Tensor xt = tensor_view(x), yt = tensor_view(y);
         onefit::SweepGrid grid{std::move(learning_rates), std::move(seeds)};
         for (const auto& [rate, seed] : points) grid.points.push_back({rate, seed});
-        grid.optimizers = std::move(optimizers), grid.hidden_units = std::move(units);
+        grid.optimizers = std::move(optimizers), grid.losses = std::move(losses), grid.hidden_units = std::move(units);
         grid.dropout_rates = std::move(dropouts), grid.batch_sizes = std::move(batch_sizes);
         grid.epochs = std::move(epochs), grid.folds = folds;
         grid.shuffle_splits = shuffle_splits, grid.split_test_size = split_size, grid.bootstraps = bootstraps;
@@ -400,13 +401,14 @@ NB_MODULE(_onefit, m) {
             for (Tensor& t : m.weights) weights.append(to_numpy(std::move(t)));
             nb::dict config;
             config["optimizer"] = m.optimizer, config["batch_size"] = m.batch_size, config["epochs"] = m.epochs;
+            config["loss_function"] = m.loss;
             if (m.hidden_units) config["units"] = m.hidden_units;
             if (m.dropout_rate >= 0) config["dropout"] = m.dropout_rate;
             out.append(nb::make_tuple(m.learning_rate, m.seed, m.fold, config, m.history.history, weights));
         }
         return out;
     }, "model"_a, "optimizer"_a, "loss"_a, "metrics"_a, "x"_a, "y"_a, "options"_a, "learning_rates"_a, "seeds"_a,
-       "points"_a, "optimizers"_a, "units"_a, "dropouts"_a, "batch_sizes"_a, "epochs"_a, "folds"_a,
+       "points"_a, "optimizers"_a, "losses"_a, "units"_a, "dropouts"_a, "batch_sizes"_a, "epochs"_a, "folds"_a,
        "shuffle_splits"_a, "split_size"_a, "bootstraps"_a, "split_seed"_a);
     m.def("random_points", [](int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
                               uint64_t draw_seed) {

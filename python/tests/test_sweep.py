@@ -110,3 +110,12 @@ def test_bootstrap_and_shuffle_splits_give_each_configuration_one_member_per_sam
     assert [m["fold"] for m in splits] == [0, 1]
     with pytest.raises(ValueError, match="bootstrap"):
         onefit.sweep(base(0), x, y, bootstrap=0)
+
+
+def test_a_loss_axis_compiles_each_member_with_its_loss(iris_like):
+    x, y, _ = iris_like
+    members = onefit.sweep(base(0), x, y, grid={"seed": [2], "loss": ["categorical_crossentropy", "mse"]}, epochs=1)
+    assert [m["loss_function"] for m in members] == ["categorical_crossentropy", "mean_squared_error"]
+    alone = base(2)
+    alone.compile(optimizer=keras.optimizers.RMSprop(0.01), loss="mse", metrics=["accuracy"])
+    assert members[1]["history"] == alone.fit(x, y, epochs=1, verbose=0).history

@@ -29,13 +29,23 @@ std::string member_name(size_t i, const SweepMember& m) {
     if (m.fold >= 0) name += ", fold " + std::to_string(m.fold);
     if (m.hidden_units) name += ", hidden_units " + std::to_string(m.hidden_units);
     if (m.dropout_rate >= 0) name += ", dropout_rate " + std::to_string(m.dropout_rate);
-    return name + ", " + m.optimizer + ", batch_size " + std::to_string(m.batch_size) + ", epochs " +
+    return name + ", " + m.optimizer + ", " + m.loss + ", batch_size " + std::to_string(m.batch_size) + ", epochs " +
            std::to_string(m.epochs) + ")";
+}
+
+// Keras's canonical name of a loss ("mse" -> "mean_squared_error"); an unknown name as given
+// (building the member's model then fails, naming the member).
+std::string canonical_loss_name(const std::string& name) {
+    try {
+        return loss_name(loss_from_name(name).kind);
+    } catch (const Error&) {
+        return name;
+    }
 }
 
 // One value of each axis but learning rate, seed and fold ("", 0, -1: not swept).
 struct Variant {
-    std::string optimizer;
+    std::string optimizer, loss;
     int64_t hidden_units = 0;
     float dropout_rate = -1;
     int64_t batch_size = 0, epochs = 0;
@@ -52,6 +62,7 @@ std::vector<Variant> grid_variants(const SweepGrid& g) {
         out = std::move(next);
     };
     multiply(g.optimizers, [](Variant& v, const std::string& o) { v.optimizer = o; });
+    multiply(g.losses, [](Variant& v, const std::string& l) { v.loss = l; });
     multiply(g.hidden_units, [](Variant& v, int64_t u) { v.hidden_units = u; });
     multiply(g.dropout_rates, [](Variant& v, float r) { v.dropout_rate = r; });
     multiply(g.batch_sizes, [](Variant& v, int64_t b) { v.batch_size = b; });
@@ -184,7 +195,8 @@ Sequential sweep_member_model(const Sequential& model, const Optimizer& base, co
     }
     Optimizer optimizer = m.optimizer.empty() || m.optimizer == optimizer_name(base.kind) ? base : optimizer_from_name(m.optimizer);
     optimizer.learning_rate = m.learning_rate;
-    member.compile(optimizer, loss, compile_options);
+    const Loss member_loss = m.loss.empty() || loss_from_name(m.loss).kind == loss.kind ? loss : loss_from_name(m.loss);
+    member.compile(optimizer, member_loss, compile_options);
     return member;
 }
 
@@ -235,10 +247,11 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
         splits.push_back(bootstrap_split(x, y, grid.split_seed + static_cast<uint64_t>(i)));
     const int64_t folds = std::max<int64_t>(static_cast<int64_t>(splits.size()), 1);
     std::vector<MemberData> data;
-    std::map<std::tuple<int64_t, int64_t, int64_t>, size_t> data_index;
+    // (by loss too: the labels are checked against the loss they train under)
+    std::map<std::tuple<int64_t, int64_t, int64_t, std::string>, size_t> data_index;
     const auto data_for = [&](const Variant& v, int64_t fold) {
         const int64_t batch = v.batch_size ? v.batch_size : options.batch_size, epochs = v.epochs ? v.epochs : options.epochs;
-        const auto [it, added] = data_index.emplace(std::tuple(batch, epochs, fold), data.size());
+        const auto [it, added] = data_index.emplace(std::tuple(batch, epochs, fold, v.loss), data.size());
         if (added) {
             FitOptions o = options;
             o.batch_size = batch, o.epochs = epochs;
@@ -265,6 +278,7 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
                 SweepMember m;
                 m.learning_rate = rate, m.seed = seed, m.fold = fold;
                 m.optimizer = variants[v].optimizer.empty() ? optimizer_name(optimizer.kind) : variants[v].optimizer;
+                m.loss = variants[v].loss.empty() ? loss_name(loss.kind) : canonical_loss_name(variants[v].loss);
                 m.hidden_units = variants[v].hidden_units, m.dropout_rate = variants[v].dropout_rate;
                 m.batch_size = data[data_of.back()].options.batch_size, m.epochs = data[data_of.back()].options.epochs;
                 members.push_back(std::move(m));

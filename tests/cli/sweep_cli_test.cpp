@@ -64,14 +64,14 @@ TEST(CliSweep, CsvRowsAreTheRankedMembersAndTextSummarisesEachRateOverItsSeeds) 
     for (size_t start = 0, end; (end = r.out.find('\n', start)) != std::string::npos; start = end + 1)
         lines.push_back(r.out.substr(start, end - start));
     ASSERT_EQ(lines.size(), 7u) << r.out;
-    EXPECT_EQ(lines[0], "rank,learning_rate,seed,optimizer,units,dropout,batch_size,epochs,loss,val_loss");
+    EXPECT_EQ(lines[0], "rank,learning_rate,seed,optimizer,loss_function,units,dropout,batch_size,epochs,loss,val_loss");
     double previous = -1;
     for (size_t i = 1; i < lines.size(); ++i) {
         float rate = 0;
         unsigned long long seed = 0;
         size_t rank = 0, batch = 0, epochs = 0;
         double loss = 0, val_loss = 0;
-        ASSERT_EQ(std::sscanf(lines[i].c_str(), "%zu,%g,%llu,adam,,,%zu,%zu,%lg,%lg", &rank, &rate, &seed, &batch, &epochs,
+        ASSERT_EQ(std::sscanf(lines[i].c_str(), "%zu,%g,%llu,adam,log_cosh,,,%zu,%zu,%lg,%lg", &rank, &rate, &seed, &batch, &epochs,
                               &loss, &val_loss),
                   7)
             << lines[i];
@@ -221,6 +221,18 @@ TEST(CliSweep, EveryAxisOnTheCommandLineIsTheLibrarysFitOfThatConfiguration) {
             << m["units"] << " " << optimizer << " " << batch;
     }
     EXPECT_EQ(seen.size(), 8u);
+    // Losses log incomparable values: ranked by a metric, higher accuracy first.
+    EXPECT_EQ(run_cli({"sweep", "--grid", "loss=mse,log_cosh"}).exit_code, 2);
+    const CliResult by_accuracy = run_cli({"sweep", "--grid", "loss=mse,log_cosh", "--grid", "learning_rate=0.01,0.1",
+                                           "--metrics", "accuracy", "--rank-by", "val_accuracy", "--json"});
+    ASSERT_EQ(by_accuracy.exit_code, 0) << by_accuracy.err;
+    double previous = 2;
+    for (const nlohmann::json& m : nlohmann::json::parse(by_accuracy.out)["members"]) {
+        EXPECT_LE(m["logs"]["val_accuracy"].get<double>(), previous);
+        previous = m["logs"]["val_accuracy"].get<double>();
+        EXPECT_TRUE(m["loss_function"] == "mean_squared_error" || m["loss_function"] == "log_cosh") << m["loss_function"];
+    }
+    EXPECT_EQ(run_cli({"sweep", "--rank-by", "val_acc"}).exit_code, 2);
     const CliResult text = run_cli({"sweep", "--grid", "units=8,16", "--grid", "epochs=2"});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("units=16 epochs=2"), std::string::npos) << text.out;

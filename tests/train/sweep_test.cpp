@@ -301,6 +301,19 @@ TEST(Sweep, EveryAxisMultipliesAndEachMemberIsItsConfigurationAlone) {
         EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << i;
         EXPECT_EQ(m.history.history, h.history) << i;
     }
+    // A loss axis: each member compiled with its loss.
+    SweepGrid losses{{0.02f}, {1}};
+    losses.losses = {"sparse_categorical_crossentropy", "mse"};
+    const std::vector<SweepMember> by_loss = sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), losses);
+    ASSERT_EQ(by_loss.size(), 2u);
+    for (const SweepMember& m : by_loss) {
+        Sequential alone = layers_only(1);
+        alone.compile(Adam(0.02f), loss_from_name(m.loss));
+        const History h = alone.fit(iris.x, iris.y, fit_options());
+        EXPECT_TRUE(testing_support::same_bits(m.weights, alone.get_weights())) << m.loss;
+        EXPECT_EQ(m.history.history, h.history) << m.loss;
+    }
+    EXPECT_EQ(by_loss[1].loss, "mean_squared_error");
     grid.hidden_units = {0};
     EXPECT_THROW(sweep(layers_only(0), Adam(), loss, {}, iris.x, iris.y, fit_options(), grid), Error);
     grid.hidden_units = {}, grid.optimizers = {"adamax"};
@@ -429,7 +442,7 @@ TEST(Sweep, AFailingMemberIsNamedAndCallbacksAreRefused) {
               SweepGrid{{0.01f, -1.0f}, {5}});
         FAIL() << "a negative learning rate must fail";
     } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("sweep member 1 (learning_rate -1.000000, seed 5, adam, batch_size 16, epochs 4)"), std::string::npos)
+        EXPECT_NE(std::string(e.what()).find("sweep member 1 (learning_rate -1.000000, seed 5, adam, mean_squared_error, batch_size 16, epochs 4)"), std::string::npos)
             << e.what();
     }
     EarlyStopping stop;

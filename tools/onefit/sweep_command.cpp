@@ -49,13 +49,15 @@ std::vector<T> parse_values(const std::string& list, const std::string& axis) {
     }
 }
 
-// "adam,sgd": optimizer names, each checked now so a typo fails before training.
-std::vector<std::string> parse_names(const std::string& list) {
+// "adam,sgd": names, each checked now (`check` throws Error naming an unknown one) so a typo
+// fails before training.
+template <class Check>
+std::vector<std::string> parse_names(const std::string& list, Check&& check) {
     std::vector<std::string> names;
     for (size_t start = 0;;) {
         const size_t comma = list.find(',', start);
         names.push_back(list.substr(start, comma - start));
-        optimizer_from_name(names.back());  // throws Error naming the unknown optimizer
+        check(names.back());
         if (comma == std::string::npos) return names;
         start = comma + 1;
     }
@@ -73,9 +75,10 @@ SweepGrid parse_grid(const std::vector<std::string>& specs) {
         else if (axis == "dropout") grid.dropout_rates = parse_values<float>(values, axis);
         else if (axis == "batch_size") grid.batch_sizes = parse_values<int64_t>(values, axis);
         else if (axis == "epochs") grid.epochs = parse_values<int64_t>(values, axis);
-        else if (axis == "optimizer") grid.optimizers = parse_names(values);
-        else throw Error("--grid " + axis + ": the axes are learning_rate, seed, optimizer, units, dropout, batch_size "
-                         "and epochs");
+        else if (axis == "optimizer") grid.optimizers = parse_names(values, [](const std::string& n) { return optimizer_from_name(n); });
+        else if (axis == "loss") grid.losses = parse_names(values, [](const std::string& n) { return loss_from_name(n); });
+        else throw Error("--grid " + axis + ": the axes are learning_rate, seed, optimizer, loss, units, dropout, "
+                         "batch_size and epochs");
     }
     return grid;
 }
@@ -96,11 +99,31 @@ std::vector<SweepPoint> parse_random(int64_t count, const std::string& range, ui
     return random_points(count, low, high, log_scale, seed, seed);
 }
 
-// The log a member is ranked by: the last val_loss, else the last loss.
-double score(const SweepMember& m) {
-    const auto& h = m.history.history;
-    const auto it = h.count("val_loss") ? h.find("val_loss") : h.find("loss");
-    return it == h.end() || it->second.empty() ? 0.0 : it->second.back();
+// What members are ranked by: a log's last value (--rank-by; else val_loss, or loss without
+// validation), lower first unless the log is an accuracy or an AUC.
+struct Ranking {
+    std::string key;
+    bool higher_is_better = false;
+};
+
+Ranking ranking_for(const std::string& requested, const std::vector<SweepMember>& members, const SweepGrid& grid) {
+    const auto& logs = members.front().history.history;
+    if (requested.empty() && !grid.losses.empty())
+        throw Error("sweep: members trained with different losses log incomparable loss values; rank them by a "
+                    "metric, e.g. --rank-by val_accuracy");
+    Ranking r{requested.empty() ? (logs.count("val_loss") ? "val_loss" : "loss") : requested};
+    if (!logs.count(r.key)) {
+        std::string names;
+        for (const auto& [name, values] : logs) names += (names.empty() ? "" : ", ") + name;
+        throw Error("--rank-by " + r.key + ": the members logged " + names);
+    }
+    r.higher_is_better = r.key.find("accuracy") != std::string::npos || r.key.find("auc") != std::string::npos;
+    return r;
+}
+
+double score(const SweepMember& m, const Ranking& r) {
+    const std::vector<double>& values = m.history.history.at(r.key);
+    return values.empty() ? std::nan("") : values.back();
 }
 
 // Mean and sample standard deviation (0 for one value).
@@ -125,6 +148,7 @@ std::string other_axes(const SweepMember& m, const SweepGrid& grid) {
     std::string text;
     const auto add = [&](bool swept, const std::string& item) { text += swept ? (text.empty() ? "" : " ") + item : ""; };
     add(!grid.optimizers.empty(), m.optimizer);
+    add(!grid.losses.empty(), m.loss);
     add(!grid.hidden_units.empty(), "units=" + std::to_string(m.hidden_units));
     char rate[32];
     std::snprintf(rate, sizeof rate, "dropout=%g", static_cast<double>(m.dropout_rate));
@@ -135,21 +159,22 @@ std::string other_axes(const SweepMember& m, const SweepGrid& grid) {
 }
 
 // The sweep's configurations, best mean score first (a member order that keeps folds together).
-std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& members) {
-    using Key = std::tuple<std::string, int64_t, float, int64_t, int64_t, float, uint64_t>;
+std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& members, const Ranking& ranking) {
+    using Key = std::tuple<std::string, std::string, int64_t, float, int64_t, int64_t, float, uint64_t>;
     std::map<Key, std::vector<const SweepMember*>> by_point;
     for (const SweepMember& m : members)
-        by_point[Key{m.optimizer, m.hidden_units, m.dropout_rate, m.batch_size, m.epochs, m.learning_rate, m.seed}]
+        by_point[Key{m.optimizer, m.loss, m.hidden_units, m.dropout_rate, m.batch_size, m.epochs, m.learning_rate, m.seed}]
             .push_back(&m);
     std::vector<Configuration> ranked;
     for (const auto& [point, of] : by_point) {
         std::vector<double> scores;
-        for (const SweepMember* m : of) scores.push_back(score(*m));
+        for (const SweepMember* m : of) scores.push_back(score(*m, ranking));
         const auto [mean, sd] = mean_and_sd(scores);
         ranked.push_back({of.front()->learning_rate, of.front()->seed, mean, sd, of});
     }
-    std::stable_sort(ranked.begin(), ranked.end(), [](const Configuration& a, const Configuration& b) {
-        return a.mean < b.mean || (std::isnan(b.mean) && !std::isnan(a.mean));
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const Configuration& a, const Configuration& b) {
+        if (std::isnan(a.mean) || std::isnan(b.mean)) return std::isnan(b.mean) && !std::isnan(a.mean);
+        return ranking.higher_is_better ? a.mean > b.mean : a.mean < b.mean;
     });
     return ranked;
 }
@@ -157,8 +182,8 @@ std::vector<Configuration> rank_configurations(const std::vector<SweepMember>& m
 // Per learning rate with several seeds: the mean and standard deviation of the ranking score
 // over its seeds, best mean first (how much of a rate's result is its seed's luck). Not when
 // other axes vary too (a rate's configurations would then differ in more than their seed).
-void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGrid& grid, bool validation) {
-    if (!grid.optimizers.empty() || !grid.hidden_units.empty() || !grid.dropout_rates.empty() ||
+void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGrid& grid, const Ranking& ranking) {
+    if (!grid.optimizers.empty() || !grid.losses.empty() || !grid.hidden_units.empty() || !grid.dropout_rates.empty() ||
         !grid.batch_sizes.empty() || !grid.epochs.empty())
         return;
     std::map<float, std::vector<double>> by_rate;
@@ -170,7 +195,8 @@ void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGri
         rows.emplace_back(mean, sd, rate, scores.size());
     }
     std::sort(rows.begin(), rows.end());
-    std::printf("by learning_rate, the last %s over seeds (mean, standard deviation):\n", validation ? "val_loss" : "loss");
+    if (ranking.higher_is_better) std::reverse(rows.begin(), rows.end());
+    std::printf("by learning_rate, the last %s over seeds (mean, standard deviation):\n", ranking.key.c_str());
     for (const auto& [mean, sd, rate, n] : rows)
         std::printf("  %13g  %12.6f  %12.6f  (%zu seeds)\n", static_cast<double>(rate), mean, sd, n);
 }
@@ -221,7 +247,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         "  onefit sweep --grid learning_rate=0.01,0.1 --kfold 5 --save-best best_model\n"
         "  onefit sweep --grid seed=0..19 --save-best top5 --ensemble 5 && onefit predict --model top5");
     sweep->add_option("--grid", flags.grid, "An axis and its values: learning_rate=A,B,... seed=A,B,... or FIRST..LAST, "
-                                            "optimizer=adam,sgd,... units=A,B,... (every hidden Dense layer), "
+                                            "optimizer=adam,sgd,... loss=mse,log_cosh,... units=A,B,... (every hidden Dense layer), "
                                             "dropout=A,B,... batch_size=A,B,... epochs=A,B,...")
         ->type_name("AXIS=VALUES");
     sweep->add_option("--random", flags.random, "Instead of --grid: N members, learning rates drawn from --range, "
@@ -259,6 +285,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
                                                     "again, as an ensemble that `onefit predict --model DIR` averages")
         ->check(CLI::Range(int64_t{1}, int64_t{1000000}))
         ->type_name("K");
+    sweep->add_option("--rank-by", flags.rank_by, "The log to rank by, its last value (default val_loss, or loss "
+                                                  "without validation; higher first for accuracies and AUCs); needed "
+                                                  "when the grid sweeps losses")
+        ->type_name("LOG");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
@@ -312,7 +342,8 @@ int run_sweep(const SweepFlags& flags) {
         sweep(model, optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
               loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train, data.y_train, options, grid);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::vector<Configuration> ranked = rank_configurations(members);
+    const Ranking ranking = ranking_for(flags.rank_by, members, grid);
+    const std::vector<Configuration> ranked = rank_configurations(members, ranking);
     if (!flags.save_best.empty())
         save_best(config, data, options, ranked, flags.ensemble, flags.save_best, text ? std::cout : std::cerr);
     const bool folds = samples > 0;
@@ -324,6 +355,7 @@ int run_sweep(const SweepFlags& flags) {
                 nlohmann::json logs, history;
                 for (const auto& [key, values] : m->history.history) logs[key] = values.back(), history[key] = values;
                 nlohmann::json member{{"learning_rate", m->learning_rate}, {"seed", m->seed}, {"optimizer", m->optimizer},
+                                      {"loss_function", m->loss},
                                       {"batch_size", m->batch_size}, {"epochs", m->epochs}, {"logs", logs},
                                       {"history", history}};
                 if (m->hidden_units) member["units"] = m->hidden_units;
@@ -338,7 +370,7 @@ int run_sweep(const SweepFlags& flags) {
         std::vector<std::string> keys;  // the final logs' names, as History orders them
         if (!members.empty())
             for (const auto& [key, values] : members.front().history.history) keys.push_back(key);
-        std::printf("rank,learning_rate,seed%s,optimizer,units,dropout,batch_size,epochs", folds ? ",fold" : "");
+        std::printf("rank,learning_rate,seed%s,optimizer,loss_function,units,dropout,batch_size,epochs", folds ? ",fold" : "");
         for (const std::string& key : keys) std::printf(",%s", key.c_str());
         std::printf("\n");
         for (size_t rank = 0; rank < ranked.size(); ++rank)
@@ -346,7 +378,7 @@ int run_sweep(const SweepFlags& flags) {
                 std::printf("%zu,%.9g,%llu", rank + 1, static_cast<double>(m->learning_rate),
                             static_cast<unsigned long long>(m->seed));
                 if (folds) std::printf(",%lld", static_cast<long long>(m->fold));
-                std::printf(",%s,", m->optimizer.c_str());
+                std::printf(",%s,%s,", m->optimizer.c_str(), m->loss.c_str());
                 if (m->hidden_units) std::printf("%lld", static_cast<long long>(m->hidden_units));
                 std::printf(",");
                 if (m->dropout_rate >= 0) std::printf("%g", static_cast<double>(m->dropout_rate));
@@ -356,15 +388,15 @@ int run_sweep(const SweepFlags& flags) {
             }
         return 0;
     }
-    const bool validation = !members.empty() && members.front().history.history.count("val_loss");
-    const char* by = validation ? "val_loss" : "loss";
+    const char* by = ranking.key.c_str();
+    const bool extra = ranking.key != "loss";  // a column of its own beside loss
     if (folds)
         std::printf("%zu members (%zu configurations x %lld %ss) on %s in %.3f s, ranked by the mean last %s over %ss:\n",
                     members.size(), ranked.size(), static_cast<long long>(samples), sample, data.name.c_str(), seconds,
                     by, sample);
     else
         std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds, by);
-    std::printf("%5s  %13s  %20s  %12s  %12s%s\n", "rank", "learning_rate", "seed", "loss", validation ? "val_loss" : "",
+    std::printf("%5s  %13s  %20s  %12s  %12s%s\n", "rank", "learning_rate", "seed", "loss", extra ? by : "",
                 folds ? (std::string("  sd over ") + sample + "s").c_str() : "");
     for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(flags.top); ++i) {
         const Configuration& c = ranked[i];
@@ -372,13 +404,13 @@ int run_sweep(const SweepFlags& flags) {
         for (const SweepMember* m : c.members) losses.push_back(m->history.history.at("loss").back());
         std::printf("%5zu  %13g  %20llu  %12.6f", i + 1, static_cast<double>(c.learning_rate),
                     static_cast<unsigned long long>(c.seed), mean_and_sd(losses).first);
-        if (validation) std::printf("  %12.6f", c.mean);
+        if (extra) std::printf("  %12.6f", c.mean);
         if (folds) std::printf("  %12.6f", c.sd);
         const std::string others = other_axes(*c.members.front(), grid);
         if (!others.empty()) std::printf("  %s", others.c_str());
         std::printf("\n");
     }
-    print_rate_summary(ranked, grid, validation);
+    print_rate_summary(ranked, grid, ranking);
     return 0;
 }
 

@@ -18,6 +18,7 @@ struct SweepFlags {
     int64_t bootstrap = 0;          // or bootstrap samples
     std::string save_best;          // the best configuration, trained again alone, saved here
     int64_t ensemble = 0;           // with save_best: the best K saved as an ensemble
+    std::string rank_by;            // the log to rank by ("" = val_loss, else loss)
     int top = 5;
     bool json = false;
     bool csv = false;
