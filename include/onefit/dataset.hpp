@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,8 +54,12 @@ TrainTestSplit train_test_split(const Tensor& x, const Tensor& y, double test_si
 // folds in contiguous runs sized so every fold gets its share of every class (sklearn's
 // allocation, exactly). Throws Error for k < 2, more folds than rows, or (stratified) more folds
 // than the largest class has rows.
-std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds);
-std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds);
+// With shuffle_seed, shuffle=True's folds (drawn by onefit's seeded generator, not NumPy's): the
+// rows of each fold chosen at random (for stratified folds, within each class), the fold sizes
+// and each class's share per fold as without shuffling.
+std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds, std::optional<uint64_t> shuffle_seed = std::nullopt);
+std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds,
+                                                 std::optional<uint64_t> shuffle_seed = std::nullopt);
 // Fold `fold`'s split: test = its rows, train = every other row, both in the data's order.
 TrainTestSplit fold_split(const Tensor& x, const Tensor& y, const std::vector<int64_t>& assignment, int64_t fold);
 // A bootstrap sample: train = as many rows as x has, drawn with replacement (onefit's seeded

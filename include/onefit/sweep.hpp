@@ -5,6 +5,7 @@
 // others run side by side, one fit per thread.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,7 @@ struct SweepGrid {
     std::vector<int64_t> batch_sizes = {};
     std::vector<int64_t> epochs = {};
     int64_t folds = 0;
+    std::optional<uint64_t> fold_shuffle_seed = std::nullopt;  // shuffled folds (kfold_assignment)
     // Or, instead of folds, resampled data (each point trained once per sample, validated on what
     // the sample left out): `shuffle_splits` random splits (train_test_split with shuffling,
     // `split_test_size` of the rows to validate on, seeds split_seed, split_seed + 1, ...), as

@@ -55,7 +55,7 @@ def _grid(grid, model_seed):
 
 def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validation_data=None,
           validation_split=0.0, shuffle=True, steps_per_epoch=None, seed=None, as_frame=False, shuffle_splits=None,
-          split_size=0.2, bootstrap=None, split_seed=0):
+          split_size=0.2, bootstrap=None, split_seed=0, shuffle_folds=False):
     """`model`: a compiled onefit.keras.Sequential, the members' layers, optimizer, loss and
     metrics. `grid`: a dict of axes ({"learning_rate": [...], "seed": [...], "optimizer": ["adam",
     "sgd"], "loss": [...] (Keras names; the row's "loss_function"), "units": [...] (every hidden Dense layer), "dropout": [...] (every Dropout layer),
@@ -67,6 +67,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     `shuffle_splits`: that many random splits (ShuffleSplit), each validating on `split_size` of
     the rows; or `bootstrap`: that many bootstrap samples, each validated on the rows it left out
     (seeds split_seed, split_seed + 1, ...). Rows carry the sample's index as "fold".
+    shuffle_folds: k-fold's rows drawn at random by split_seed (scikit-learn's shuffle=True).
 
     Returns one dict per member (the other axes major, then learning rate, then seed), each
     point's folds together: its learning_rate, seed, the value of every other axis swept, (with
@@ -94,7 +95,8 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     members = _onefit.sweep(model._native, optimizer._native(), loss, metrics, x, y, options, rates, seeds, points,
                             others.get("optimizers", []), others.get("losses", []), others.get("units", []), others.get("dropouts", []),
                             others.get("batch_sizes", []), others.get("epochs", []), int(kfold or 0),
-                            int(shuffle_splits or 0), float(split_size), int(bootstrap or 0), int(split_seed))
+                            int(shuffle_splits or 0), float(split_size), int(bootstrap or 0), int(split_seed),
+                            bool(shuffle_folds))
     results = []
     for learning_rate, member_seed, fold, config, history, weights in members:
         history = dict(history)

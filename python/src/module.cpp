@@ -381,7 +381,8 @@ NB_MODULE(_onefit, m) {
                       std::vector<std::string> optimizers, std::vector<std::string> losses, std::vector<int64_t> units,
                       std::vector<float> dropouts,
                       std::vector<int64_t> batch_sizes, std::vector<int64_t> epochs, int64_t folds,
-                      int64_t shuffle_splits, double split_size, int64_t bootstraps, uint64_t split_seed) {
+                      int64_t shuffle_splits, double split_size, int64_t bootstraps, uint64_t split_seed,
+                      bool shuffle_folds) {
         const Tensor xt = tensor_view(x), yt = tensor_view(y);
         onefit::SweepGrid grid{std::move(learning_rates), std::move(seeds)};
         for (const auto& [rate, seed] : points) grid.points.push_back({rate, seed});
@@ -390,6 +391,7 @@ NB_MODULE(_onefit, m) {
         grid.epochs = std::move(epochs), grid.folds = folds;
         grid.shuffle_splits = shuffle_splits, grid.split_test_size = split_size, grid.bootstraps = bootstraps;
         grid.split_seed = split_seed;
+        if (shuffle_folds) grid.fold_shuffle_seed = split_seed;
         std::vector<onefit::SweepMember> members;
         {
             nb::gil_scoped_release release;
@@ -409,7 +411,7 @@ NB_MODULE(_onefit, m) {
         return out;
     }, "model"_a, "optimizer"_a, "loss"_a, "metrics"_a, "x"_a, "y"_a, "options"_a, "learning_rates"_a, "seeds"_a,
        "points"_a, "optimizers"_a, "losses"_a, "units"_a, "dropouts"_a, "batch_sizes"_a, "epochs"_a, "folds"_a,
-       "shuffle_splits"_a, "split_size"_a, "bootstraps"_a, "split_seed"_a);
+       "shuffle_splits"_a, "split_size"_a, "bootstraps"_a, "split_seed"_a, "shuffle_folds"_a);
     m.def("random_points", [](int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
                               uint64_t draw_seed) {
         std::vector<std::pair<float, uint64_t>> out;

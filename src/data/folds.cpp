@@ -2,6 +2,7 @@
 // and StratifiedKFold, shuffle=False), so a fold here holds the rows it holds there.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,7 @@ void check_folds(int64_t rows, int64_t folds) {
 
 }  // namespace
 
-std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds) {
+std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds, std::optional<uint64_t> shuffle_seed) {
     check_folds(rows, folds);
     std::vector<int64_t> fold(static_cast<size_t>(rows));
     int64_t row = 0;
@@ -29,10 +30,12 @@ std::vector<int64_t> kfold_assignment(int64_t rows, int64_t folds) {
         const int64_t size = rows / folds + (f < rows % folds ? 1 : 0);
         for (int64_t i = 0; i < size; ++i) fold[static_cast<size_t>(row++)] = f;
     }
+    if (shuffle_seed) Rng(*shuffle_seed).shuffle(fold.data(), rows);  // the same sizes, random rows
     return fold;
 }
 
-std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds) {
+std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& classes, int64_t folds,
+                                                 std::optional<uint64_t> shuffle_seed) {
     const int64_t rows = static_cast<int64_t>(classes.size());
     check_folds(rows, folds);
     // Classes numbered by first appearance, as sklearn encodes them.
@@ -54,14 +57,18 @@ std::vector<int64_t> stratified_kfold_assignment(const std::vector<int64_t>& cla
     std::vector<std::vector<int64_t>> allocation(static_cast<size_t>(folds), std::vector<int64_t>(static_cast<size_t>(n_classes), 0));
     for (int64_t i = 0; i < rows; ++i) ++allocation[static_cast<size_t>(i % folds)][static_cast<size_t>(sorted[static_cast<size_t>(i)])];
     // Each class's rows, in order: the first allocation[0][c] to fold 0, the next to fold 1, ...
+    // (Shuffled: each class's list of folds permuted, as sklearn shuffles folds_for_class.)
     std::vector<int64_t> fold(classes.size());
+    std::optional<Rng> rng;
+    if (shuffle_seed) rng.emplace(*shuffle_seed);
     for (int64_t c = 0; c < n_classes; ++c) {
-        int64_t f = 0, left = allocation[0][static_cast<size_t>(c)];
-        for (size_t i = 0; i < encoded.size(); ++i) {
-            if (encoded[i] != c) continue;
-            while (left == 0) left = allocation[static_cast<size_t>(++f)][static_cast<size_t>(c)];
-            fold[i] = f, --left;
-        }
+        std::vector<int64_t> folds_for_class;
+        for (int64_t f = 0; f < folds; ++f)
+            folds_for_class.insert(folds_for_class.end(), static_cast<size_t>(allocation[static_cast<size_t>(f)][static_cast<size_t>(c)]), f);
+        if (rng) rng->shuffle(folds_for_class.data(), static_cast<int64_t>(folds_for_class.size()));
+        size_t next = 0;
+        for (size_t i = 0; i < encoded.size(); ++i)
+            if (encoded[i] == c) fold[i] = folds_for_class[next++];
     }
     return fold;
 }

@@ -237,8 +237,9 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
     }
     if (grid.folds >= 2) {
         const std::vector<int64_t> classes = row_classes(y, loss, model.layers().back());
-        const std::vector<int64_t> assignment = classes.empty() ? kfold_assignment(x.rows(), grid.folds)
-                                                                : stratified_kfold_assignment(classes, grid.folds);
+        const std::vector<int64_t> assignment =
+            classes.empty() ? kfold_assignment(x.rows(), grid.folds, grid.fold_shuffle_seed)
+                            : stratified_kfold_assignment(classes, grid.folds, grid.fold_shuffle_seed);
         for (int64_t f = 0; f < grid.folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
     }
     for (int64_t i = 0; i < grid.shuffle_splits; ++i)

@@ -163,6 +163,11 @@ TEST(CliSweep, KFoldRanksConfigurationsByTheirMeanOverFoldsAndSavesTheBestRefitt
     ASSERT_EQ(split.exit_code, 0) << split.err;
     EXPECT_NE(split.out.find("validation_split 0.2 not used"), std::string::npos) << split.out;
     EXPECT_NE(split.out.find("3 members (1 configurations x 3 folds) on iris"), std::string::npos) << split.out;
+    const CliResult shuffled_folds = run_cli({"sweep", "--kfold", "3", "--shuffle-folds", "--json"});
+    ASSERT_EQ(shuffled_folds.exit_code, 0) << shuffled_folds.err;
+    const CliResult plain_folds = run_cli({"sweep", "--kfold", "3", "--json"});
+    EXPECT_NE(nlohmann::json::parse(shuffled_folds.out)["members"][0]["history"],
+              nlohmann::json::parse(plain_folds.out)["members"][0]["history"]);  // other rows in fold 0
     const CliResult boot = run_cli({"sweep", "--grid", "learning_rate=0.01,0.1", "--bootstrap", "4"});
     ASSERT_EQ(boot.exit_code, 0) << boot.err;
     EXPECT_NE(boot.out.find("8 members (2 configurations x 4 samples)"), std::string::npos) << boot.out;
@@ -171,7 +176,7 @@ TEST(CliSweep, KFoldRanksConfigurationsByTheirMeanOverFoldsAndSavesTheBestRefitt
     EXPECT_EQ(nlohmann::json::parse(shuffled.out)["members"].size(), 3u);
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"sweep", "--kfold", "1"}, {"sweep", "--kfold", "200"},
-          {"sweep", "--kfold", "3", "--bootstrap", "2"}, {"sweep", "--shuffle-splits", "2", "--split-size", "1.5"},
+          {"sweep", "--kfold", "3", "--bootstrap", "2"}, {"sweep", "--shuffle-folds"}, {"sweep", "--shuffle-splits", "2", "--split-size", "1.5"},
           {"sweep", "--save-best", "/no/such/folder/best"}}) {
         const CliResult bad = run_cli(args);
         EXPECT_EQ(bad.exit_code, 2) << args.back();

@@ -38,6 +38,21 @@ TEST(Folds, StratifiedAllocatesUnevenClassesAsScikitLearn) {
     EXPECT_EQ(stratified_kfold_assignment({1, 0, 1, 0, 1, 0}, 3), (Folds{0, 0, 1, 1, 2, 2}));
 }
 
+TEST(Folds, ShuffledFoldsKeepTheirSizesAndEachClassesShareButDrawTheirRows) {
+    std::vector<int64_t> classes;
+    for (int64_t c = 0; c < 3; ++c) classes.insert(classes.end(), 50, c);
+    const Folds plain = stratified_kfold_assignment(classes, 5), shuffled = stratified_kfold_assignment(classes, 5, 9);
+    EXPECT_NE(plain, shuffled);
+    EXPECT_EQ(shuffled, stratified_kfold_assignment(classes, 5, 9));  // the seed decides
+    int count[5][3] = {};
+    for (size_t i = 0; i < 150; ++i) ++count[shuffled[i]][classes[i]];
+    for (auto& fold : count)
+        for (int n : fold) EXPECT_EQ(n, 10);  // every fold still 10 of each class
+    const Folds k = kfold_assignment(11, 3, 4);
+    EXPECT_NE(k, kfold_assignment(11, 3));
+    for (int64_t f = 0; f < 3; ++f) EXPECT_EQ(std::count(k.begin(), k.end(), f), f < 2 ? 4 : 3);
+}
+
 TEST(Folds, RefusesFoldsItCannotMake) {
     EXPECT_THROW(kfold_assignment(10, 1), Error);
     EXPECT_THROW(kfold_assignment(3, 4), Error);

@@ -73,7 +73,8 @@ TEST(Sweep, EveryMemberEqualsItsConfigurationFittedAlone) {
 
 // The k folds' splits of x, y, stratified by the class of each row (labels in these tests are
 // classes: indices in one column, or one-hot rows); none for folds 0.
-std::vector<TrainTestSplit> fold_splits(const Tensor& x, const Tensor& y, int64_t folds) {
+std::vector<TrainTestSplit> fold_splits(const Tensor& x, const Tensor& y, int64_t folds,
+                                        std::optional<uint64_t> shuffle_seed) {
     if (folds == 0) return {};
     std::vector<int64_t> classes;
     for (int64_t r = 0; r < y.rows(); ++r) {
@@ -81,7 +82,7 @@ std::vector<TrainTestSplit> fold_splits(const Tensor& x, const Tensor& y, int64_
         const float* row = y.data() + r * w;
         classes.push_back(w == 1 ? static_cast<int64_t>(row[0]) : std::max_element(row, row + w) - row);
     }
-    const std::vector<int64_t> assignment = stratified_kfold_assignment(classes, folds);
+    const std::vector<int64_t> assignment = stratified_kfold_assignment(classes, folds, shuffle_seed);
     std::vector<TrainTestSplit> splits;
     for (int64_t f = 0; f < folds; ++f) splits.push_back(fold_split(x, y, assignment, f));
     return splits;
@@ -104,7 +105,7 @@ void expect_stacked_members_equal_fits_alone(const std::function<Sequential(uint
         // the configuration is one sweep() stacks (else this test would pass on the fallback)
         // With folds, each member alone fits on its fold's split (stratified: the labels are classes
         // in these tests), validated on the fold.
-        const std::vector<TrainTestSplit> splits = fold_splits(x, y, grid.folds);
+        const std::vector<TrainTestSplit> splits = fold_splits(x, y, grid.folds, grid.fold_shuffle_seed);
         FitOptions fold_options = options;
         if (grid.folds) fold_options.validation_data = std::pair(splits[0].x_test, splits[0].y_test);
         ASSERT_TRUE(grid.folds ? stacks(layers(0), base, loss, compile, splits[0].x_train, splits[0].y_train, fold_options)
@@ -243,6 +244,7 @@ TEST(Sweep, StackedKFoldMembersEqualTheirFoldsFittedAlone) {
     expect_stacked_members_equal_fits_alone(layers, Adam(), loss_from_name("sparse_categorical_crossentropy"),
                                             CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
     grid.folds = 4, o.shuffle = false;
+    grid.fold_shuffle_seed = 3;  // shuffled folds: fold_splits draws the same ones
     expect_stacked_members_equal_fits_alone(layers_only, Adam(), loss_from_name("sparse_categorical_crossentropy"),
                                             CompileOptions{{"accuracy"}}, iris.x, iris.y, o, grid);
 }

@@ -261,6 +261,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         ->check(CLI::Range(int64_t{2}, int64_t{1000000}))
         ->type_name("K");
     CLI::Option* kfold = sweep->get_option("--kfold");
+    sweep->add_flag("--shuffle-folds", flags.shuffle_folds, "With --kfold: each fold's rows drawn at random (by the "
+                                                            "config's seed), as scikit-learn's shuffle=True");
     CLI::Option* splits =
         sweep->add_option("--shuffle-splits", flags.shuffle_splits,
                           "Instead of --kfold: N random splits (scikit-learn's ShuffleSplit), each validating on "
@@ -316,6 +318,10 @@ int run_sweep(const SweepFlags& flags) {
     const bool text = !flags.json && !flags.csv;
     grid.folds = flags.kfold, grid.shuffle_splits = flags.shuffle_splits, grid.bootstraps = flags.bootstrap;
     grid.split_test_size = flags.split_size, grid.split_seed = config.seed;
+    if (flags.shuffle_folds) {
+        if (flags.kfold == 0) throw Error("sweep: --shuffle-folds goes with --kfold K");
+        grid.fold_shuffle_seed = config.seed;
+    }
     // Folds or samples of the training rows, each member validated on what its sample left out.
     const int64_t samples = flags.kfold + flags.shuffle_splits + flags.bootstrap;
     const std::string resampling = flags.kfold ? "--kfold " + std::to_string(flags.kfold)

@@ -13,6 +13,7 @@ struct SweepFlags {
     int64_t random = 0;             // random members instead of the grid's product
     std::string range;              // "learning_rate=LOW:HIGH[:log]" for --random
     int64_t kfold = 0;              // k-fold cross-validation: each point trained once per fold
+    bool shuffle_folds = false;     // folds of random rows (the config's seed)
     int64_t shuffle_splits = 0;     // or random splits
     double split_size = 0.2;        // their validation fraction
     int64_t bootstrap = 0;          // or bootstrap samples
