@@ -19,6 +19,7 @@
 #include "onefit/device.hpp"
 #include "onefit/model.hpp"
 #include "onefit/optimizers.hpp"
+#include "onefit/sweep.hpp"
 #include "onefit/tensor.hpp"
 
 namespace onefit {
@@ -161,6 +162,12 @@ std::vector<SweepProjection> project_sweep(const std::vector<DeviceProfile>& pro
                                            int64_t members);
 // Text: a line per device, its time for `members` and its crossover.
 std::string sweep_projection_text(const std::vector<SweepProjection>& projections, int64_t members);
+
+// A sweep's members (onefit::sweep; best first, as ranked) as a self-contained HTML page: the
+// first `curves` members' `key` per epoch, and the last `key` against every axis the members vary
+// in (learning rate on a log scale, optimizers and losses as categories). `onefit sweep --report`.
+std::string sweep_html(const std::vector<SweepMember>& members, const std::string& title, const std::string& key,
+                       size_t curves = 10);
 
 // ---- Lints ----
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "explain/format.hpp"
+#include "explain/svg.hpp"
 #include "onefit/explain.hpp"
 
 namespace onefit {
@@ -13,79 +14,16 @@ namespace {
 using explain_format::seconds;
 using explain_format::si;
 
-const char* kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-                         "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#2f4b7c"};
-
-std::string escape(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (c == '<') out += "&lt;";
-        else if (c == '>') out += "&gt;";
-        else if (c == '&') out += "&amp;";
-        else if (c == '"') out += "&quot;";
-        else out += c;
-    }
-    return out;
-}
-
-std::string num(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f", v);
-    return text;
-}
-
-std::string value(double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", v);
-    return text;
-}
+using svg::escape;
+using svg::kColors;
+using svg::num;
 
 // One line chart: the train series and, when logged, its val_ twin, per epoch.
 std::string curve_chart(const std::string& key, const History& h) {
-    const double w = 540, ht = 240, left = 60, right = 20, top = 30, bottom = 40;
     std::vector<std::pair<std::string, const std::vector<double>*>> series = {{key, &h.history.at(key)}};
     const auto val = h.history.find("val_" + key);
     if (val != h.history.end()) series.push_back({val->first, &val->second});
-    double lo = INFINITY, hi = -INFINITY;
-    size_t n = 0;
-    for (const auto& [name, v] : series) {
-        n = std::max(n, v->size());
-        for (double x : *v)
-            if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-    }
-    if (!std::isfinite(lo)) lo = 0, hi = 1;
-    if (hi - lo < 1e-12) hi = lo + 1;
-    const auto px = [&](size_t i) { return left + (n > 1 ? (w - left - right) * static_cast<double>(i) / static_cast<double>(n - 1) : 0); };
-    const auto py = [&](double y) { return top + (ht - top - bottom) * (1 - (y - lo) / (hi - lo)); };
-    std::string svg = "<svg width=\"" + num(w) + "\" height=\"" + num(ht) +
-                      "\" role=\"img\" aria-label=\"" + escape(key) + " per epoch\">";
-    svg += "<text x=\"" + num(left) + "\" y=\"18\" class=\"t\">" + escape(key) + " per epoch</text>";
-    svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(ht - bottom) + "\" x2=\"" + num(w - right) + "\" y2=\"" +
-           num(ht - bottom) + "\" stroke=\"#444\"/>";
-    svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(top) + "\" x2=\"" + num(left) + "\" y2=\"" + num(ht - bottom) +
-           "\" stroke=\"#444\"/>";
-    for (int k = 0; k <= 4; ++k) {
-        const double y = lo + (hi - lo) * k / 4.0;
-        svg += "<text x=\"" + num(left - 6) + "\" y=\"" + num(py(y) + 4) + "\" class=\"a\" text-anchor=\"end\">" + value(y) + "</text>";
-        svg += "<line x1=\"" + num(left) + "\" y1=\"" + num(py(y)) + "\" x2=\"" + num(w - right) + "\" y2=\"" + num(py(y)) +
-               "\" stroke=\"#ddd\"/>";
-    }
-    svg += "<text x=\"" + num(left) + "\" y=\"" + num(ht - bottom + 16) + "\" class=\"a\">1</text>";
-    svg += "<text x=\"" + num(w - right) + "\" y=\"" + num(ht - bottom + 16) + "\" class=\"a\" text-anchor=\"end\">" +
-           std::to_string(n) + "</text>";
-    svg += "<text x=\"" + num((left + w - right) / 2) + "\" y=\"" + num(ht - 6) + "\" class=\"a\" text-anchor=\"middle\">epoch</text>";
-    for (size_t s = 0; s < series.size(); ++s) {
-        std::string points;
-        for (size_t i = 0; i < series[s].second->size(); ++i) {
-            const double y = (*series[s].second)[i];
-            if (std::isfinite(y)) points += num(px(i)) + "," + num(py(y)) + " ";
-        }
-        svg += "<polyline fill=\"none\" stroke-width=\"2.5\" stroke=\"" + std::string(kColors[s]) + "\" points=\"" + points + "\"/>";
-        svg += "<rect x=\"" + num(w - right - 150) + "\" y=\"" + num(6 + 16 * s) + "\" width=\"12\" height=\"10\" fill=\"" +
-               kColors[s] + "\"/><text x=\"" + num(w - right - 134) + "\" y=\"" + num(15 + 16 * s) + "\" class=\"a\">" +
-               escape(series[s].first) + "</text>";
-    }
-    return svg + "</svg>";
+    return svg::line_chart(key + " per epoch", series, "epoch");
 }
 
 // A stacked bar of the phases, with a legend.

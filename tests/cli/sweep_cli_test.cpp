@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <tuple>
@@ -282,6 +283,27 @@ TEST(CliSweep, AnEnsembleOfTheBestKIsSavedAndPredictAveragesIt) {
     EXPECT_EQ(evaluate.exit_code, 2);
     EXPECT_NE(evaluate.err.find("an ensemble"), std::string::npos) << evaluate.err;
     EXPECT_EQ(run_cli({"sweep", "--ensemble", "3"}).exit_code, 2);  // where to?
+}
+
+TEST(CliSweep, TheHtmlReportHasTheBestCurvesAndAChartPerSweptAxis) {
+    const std::string path = temp_path("sweep.html");
+    const CliResult r = run_cli({"sweep", "--grid", "learning_rate=0.001,0.01,0.1", "--grid", "units=8,16", "--grid",
+                                 "seed=1..2", "--report", path});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(path);
+    const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    size_t svgs = 0, lines = 0, dots = 0;
+    for (size_t at = 0; (at = html.find("<svg", at)) != std::string::npos; ++at) ++svgs;
+    for (size_t at = 0; (at = html.find("<polyline", at)) != std::string::npos; ++at) ++lines;
+    for (size_t at = 0; (at = html.find("<circle", at)) != std::string::npos; ++at) ++dots;
+    EXPECT_EQ(svgs, 4u);         // the curves, then learning_rate, seed and units
+    EXPECT_EQ(lines, 10u);       // the best 10 of 12 members
+    EXPECT_EQ(dots, 3u * 12u);   // every member on each axis chart
+    EXPECT_NE(html.find("val_loss by learning_rate (log scale)"), std::string::npos);
+    EXPECT_NE(html.find("val_loss by units"), std::string::npos);
+    EXPECT_EQ(html.find("by optimizer"), std::string::npos);  // not swept
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(run_cli({"sweep", "--report", "/no/such/folder/r.html"}).exit_code, 2);
 }
 
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {

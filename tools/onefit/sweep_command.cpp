@@ -16,6 +16,7 @@
 
 #include "fit_command.hpp"
 #include "model_commands.hpp"
+#include "onefit/explain.hpp"
 #include "onefit/onefit.hpp"
 
 namespace onefit::cli {
@@ -291,6 +292,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
                                                   "without validation; higher first for accuracies and AUCs); needed "
                                                   "when the grid sweeps losses")
         ->type_name("LOG");
+    sweep->add_option("--report", flags.report, "Also write a self-contained HTML page: the best members' curves and "
+                                                "the ranking log against each axis swept")
+        ->type_name("FILE.html");
     sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
@@ -313,6 +317,7 @@ int run_sweep(const SweepFlags& flags) {
     }
     if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
     if (!flags.save_best.empty()) check_parent_exists(flags.save_best, "--save-best");
+    if (!flags.report.empty()) check_parent_exists(flags.report, "--report");
     if (flags.ensemble > 0 && flags.save_best.empty())
         throw Error("sweep: --ensemble K saves the best K members: give the folder with --save-best DIR");
     const bool text = !flags.json && !flags.csv;
@@ -352,6 +357,14 @@ int run_sweep(const SweepFlags& flags) {
     const std::vector<Configuration> ranked = rank_configurations(members, ranking);
     if (!flags.save_best.empty())
         save_best(config, data, options, ranked, flags.ensemble, flags.save_best, text ? std::cout : std::cerr);
+    if (!flags.report.empty()) {
+        std::vector<SweepMember> best_first;
+        for (const Configuration& c : ranked)
+            for (const SweepMember* m : c.members) best_first.push_back(*m);
+        write_file_atomically(flags.report, sweep_html(best_first, data.name + ", " + std::to_string(members.size()) +
+                                                                       " members", ranking.key));
+        (text ? std::cout : std::cerr) << "report: " << flags.report << "\n";
+    }
     const bool folds = samples > 0;
 
     if (flags.json) {

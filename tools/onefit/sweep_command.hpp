@@ -20,6 +20,7 @@ struct SweepFlags {
     std::string save_best;          // the best configuration, trained again alone, saved here
     int64_t ensemble = 0;           // with save_best: the best K saved as an ensemble
     std::string rank_by;            // the log to rank by ("" = val_loss, else loss)
+    std::string report;             // --report FILE.html
     int top = 5;
     bool json = false;
     bool csv = false;
