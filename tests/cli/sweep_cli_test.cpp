@@ -233,7 +233,8 @@ TEST(CliSweep, EveryAxisOnTheCommandLineIsTheLibrarysFitOfThatConfiguration) {
                                            "--metrics", "accuracy", "--rank-by", "val_accuracy", "--json"});
     ASSERT_EQ(by_accuracy.exit_code, 0) << by_accuracy.err;
     double previous = 2;
-    for (const nlohmann::json& m : nlohmann::json::parse(by_accuracy.out)["members"]) {
+    const nlohmann::json ranked = nlohmann::json::parse(by_accuracy.out);  // (kept: the loop reads into it)
+    for (const nlohmann::json& m : ranked["members"]) {
         EXPECT_LE(m["logs"]["val_accuracy"].get<double>(), previous);
         previous = m["logs"]["val_accuracy"].get<double>();
         EXPECT_TRUE(m["loss_function"] == "mean_squared_error" || m["loss_function"] == "log_cosh") << m["loss_function"];
