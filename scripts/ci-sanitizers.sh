@@ -19,7 +19,7 @@ simd_disable=
 if [ "$(uname -m)" = x86_64 ] && ! grep -qw avx512f /proc/cpuinfo; then simd_disable=HWY_AVX3; fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG -Wno-maybe-uninitialized" \
-  -DONEFIT_SANITIZE=address,undefined -DONEFIT_BENCH=OFF -DONEFIT_CUDA=OFF -DONEFIT_SIMD_DISABLE="$simd_disable" \
+  -DONEFIT_SANITIZE=address,undefined -DONEFIT_BENCH=OFF -DONEFIT_CUDA=OFF -DONEFIT_MPI=OFF -DONEFIT_SIMD_DISABLE="$simd_disable" \
   -DONEFIT_TEST_PYTHON="$python_env/bin/python3" >/dev/null
 cmake --build "$build" -j "$jobs"
 

@@ -1,5 +1,7 @@
 #include "core/thread_pool.hpp"
 
+#include <sched.h>
+
 #include <chrono>
 #include <cstdlib>
 
@@ -29,6 +31,12 @@ int ThreadPool::configured_threads() {
         const int n = std::atoi(s);
         if (n >= 1) return n;
     }
+#ifdef __linux__
+    // The CPUs this process may run on (taskset, a container's cpuset, an MPI launcher's
+    // binding), not every CPU the machine has: more threads than those only take turns.
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0 && CPU_COUNT(&allowed) > 0) return CPU_COUNT(&allowed);
+#endif
     const unsigned hw = std::thread::hardware_concurrency();
     return hw ? static_cast<int>(hw) : 1;
 }

@@ -15,8 +15,8 @@ namespace onefit {
 
 class ThreadPool {
 public:
-    // The process-wide pool: hardware_concurrency threads in all (the caller included), or
-    // ONEFIT_NUM_THREADS when set (1: no workers, everything runs on the caller).
+    // The process-wide pool: one thread per CPU this process may run on (the caller included),
+    // or ONEFIT_NUM_THREADS when set (1: no workers, everything runs on the caller).
     static ThreadPool& instance();
     // The size instance() uses, read from the environment now.
     static int configured_threads();

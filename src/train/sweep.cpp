@@ -19,6 +19,7 @@
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
 #include "train/fit_setup.hpp"
+#include "train/sweep_part.hpp"
 
 namespace onefit {
 namespace {
@@ -203,6 +204,14 @@ Sequential sweep_member_model(const Sequential& model, const Optimizer& base, co
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
                                FitOptions options, const SweepGrid& grid) {
+    return train::sweep_part(model, optimizer, loss, compile_options, x, y, std::move(options), grid, 0, 1);
+}
+
+std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
+                                           const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
+                                           FitOptions options, const SweepGrid& grid, int part, int parts) {
+    if (parts < 1 || part < 0 || part >= parts)
+        throw Error("sweep: part " + std::to_string(part) + " of " + std::to_string(parts) + " does not exist");
     if (model.layers().empty()) throw Error("sweep: the model has no layers");
     if (!options.callbacks.empty()) throw Error("sweep: callbacks are not supported (members fit side by side)");
     options.verbose = 0;
@@ -290,6 +299,17 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
             for (float rate : rates)
                 for (uint64_t seed : seeds) add(rate, seed);
     }
+    // This part's members only (contiguous, so a part's stacks are those the whole sweep's
+    // would be, but for the stacks it cuts); `offset` names them by their place in the whole.
+    const size_t total = members.size(), offset = total * static_cast<size_t>(part) / static_cast<size_t>(parts),
+                 end = total * static_cast<size_t>(part + 1) / static_cast<size_t>(parts);
+    members = std::vector<SweepMember>(std::make_move_iterator(members.begin() + static_cast<ptrdiff_t>(offset)),
+                                       std::make_move_iterator(members.begin() + static_cast<ptrdiff_t>(end)));
+    data_of = std::vector<size_t>(data_of.begin() + static_cast<ptrdiff_t>(offset), data_of.begin() + static_cast<ptrdiff_t>(end));
+    variant_of =
+        std::vector<size_t>(variant_of.begin() + static_cast<ptrdiff_t>(offset), variant_of.begin() + static_cast<ptrdiff_t>(end));
+    if (members.empty()) return members;  // (more parts than members)
+    const auto name = [&](size_t i) { return member_name(offset + i, members[i]); };
     // Every member's model, built and compiled (microseconds each: weights from its seed).
     std::vector<Sequential> models;
     models.reserve(members.size());
@@ -297,24 +317,25 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
         try {
             models.push_back(sweep_member_model(model, optimizer, loss, compile_options, members[i]));
         } catch (const std::exception& e) {
-            throw Error(member_name(i, members[i]) + ": " + e.what());
+            throw Error(name(i) + ": " + e.what());
         }
     }
     // Each data entry checked and planned once (every member's is the same but for its seed; a
     // plan's error is each member's, named by the first's), then which members can stack.
     for (size_t d = 0; d < data.size(); ++d) {
         const size_t first = static_cast<size_t>(std::find(data_of.begin(), data_of.end(), d) - data_of.begin());
+        if (first == data_of.size()) continue;  // another part's
         std::vector<std::string> warnings;
         data[d].fit = std::make_unique<train::ArrayFit>();
         try {
             train::prepare_array_fit(models[first].program(), *data[d].x, *data[d].y, data[d].options, warnings,
                                      *data[d].fit);
         } catch (const std::exception& e) {
-            throw Error(member_name(first, members[first]) + ": " + e.what());
+            throw Error(name(first) + ": " + e.what());
         }
         train::complete_plan(data[d].fit->plan, data[d].fit->rest, 0);
     }
-    const std::vector<nn::Metric> metrics = train::plan_metrics(models.front().program(), data.front().fit->plan);
+    const std::vector<nn::Metric> metrics = train::plan_metrics(models.front().program(), data[data_of.front()].fit->plan);
     std::vector<char> stacks(members.size(), 0);
     std::map<std::pair<size_t, size_t>, bool> can;  // per (data, variant)
     for (size_t i = 0; i < members.size(); ++i) {
@@ -354,7 +375,7 @@ std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimiz
         try {
             std::rethrow_exception(error);
         } catch (const std::exception& e) {
-            throw Error(member_name(failed, members[failed]) + ": " + e.what());
+            throw Error(name(failed) + ": " + e.what());
         }
     }
     return members;

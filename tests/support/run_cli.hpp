@@ -38,12 +38,14 @@ inline std::string read_file(const std::string& path) {
     return s.str();
 }
 
-// Runs `onefit ARGS...` from the repository root, with `env` ("NAME=value" each) added to its
-// environment.
-inline CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+// Runs `LAUNCHER... onefit ARGS...` (a launcher such as mpirun, or none) from the repository
+// root, with `env` ("NAME=value" each) added to its environment.
+inline CliResult run_cli_launched(const std::vector<std::string>& launcher, const std::vector<std::string>& args,
+                                  const std::vector<std::string>& env = {}) {
     const std::string err_path = temp_path("stderr.txt");
     std::string command = "cd " + shell_quote(ONEFIT_SOURCE_DIR) + " && env";
     for (const std::string& e : env) command.append(" ").append(shell_quote(e));
+    for (const std::string& l : launcher) command.append(" ").append(shell_quote(l));
     command.append(" ").append(shell_quote(ONEFIT_CLI_PATH));
     for (const std::string& a : args) command.append(" ").append(shell_quote(a));
     command.append(" 2>").append(shell_quote(err_path));
@@ -57,6 +59,11 @@ inline CliResult run_cli(const std::vector<std::string>& args, const std::vector
     result.err = read_file(err_path);
     std::remove(err_path.c_str());
     return result;
+}
+
+// Runs `onefit ARGS...` from the repository root, with `env` added to its environment.
+inline CliResult run_cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    return run_cli_launched({}, args, env);
 }
 
 }  // namespace onefit::testing_support

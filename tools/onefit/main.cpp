@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "explain_command.hpp"
 #include "fit_command.hpp"
 #include "model_commands.hpp"
+#include "mpi_job.hpp"
 #include "sweep_command.hpp"
 
 namespace {
@@ -71,9 +73,16 @@ std::string flag_suggestion(const CLI::App& app, int argc, char** argv) {
     return "";
 }
 
+// The MPI job `onefit sweep` runs in when an MPI launcher started it.
+std::optional<onefit::cli::MpiJob> mpi_job;
+
 int fail(const std::string& message) {
     std::cout.flush();
-    std::cerr << "onefit: error: " << one_line(message) << std::endl;
+    const bool ranks = mpi_job && mpi_job->size() > 1;
+    std::cerr << "onefit: error";
+    if (ranks) std::cerr << " (rank " << mpi_job->rank() << ")";
+    std::cerr << ": " << one_line(message) << std::endl;
+    if (ranks) mpi_job->abort(kUsageError);  // (the other ranks may be waiting for this one)
     return kUsageError;
 }
 
@@ -94,6 +103,8 @@ int main(int argc, char** argv) {
     const auto [evaluate, predict] = onefit::cli::add_model_commands(app, model_flags);
     try {
         app.parse(argc, argv);
+        if (!sweep->parsed() && onefit::cli::launched_processes() > 1)
+            return fail("only `onefit sweep` runs across MPI processes; run this command without mpirun");
         if (fit->parsed()) return onefit::cli::run_fit(onefit::cli::resolve_fit_config(fit_flags), fit_flags.profile);
         if (explain->parsed()) {
             explain_flags.rest = explain->remaining();
@@ -101,7 +112,8 @@ int main(int argc, char** argv) {
         }
         if (sweep->parsed()) {
             sweep_flags.rest = sweep->remaining();
-            return onefit::cli::run_sweep(sweep_flags);
+            if (onefit::cli::started_by_mpi_launcher()) mpi_job.emplace(argc, argv);
+            return onefit::cli::run_sweep(sweep_flags, mpi_job ? &*mpi_job : nullptr);
         }
         if (evaluate->parsed()) return onefit::cli::run_evaluate(model_flags);
         if (predict->parsed()) return onefit::cli::run_predict(model_flags);

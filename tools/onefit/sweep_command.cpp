@@ -305,7 +305,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     return sweep;
 }
 
-int run_sweep(const SweepFlags& flags) {
+int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
+    const bool root = !ranks || ranks->rank() == 0;  // the one that prints
     FitConfig config = fit_config_from(flags.rest, "sweep");
     SweepGrid grid = parse_grid(flags.grid);
     if (flags.random > 0) {
@@ -320,7 +321,7 @@ int run_sweep(const SweepFlags& flags) {
     if (!flags.report.empty()) check_parent_exists(flags.report, "--report");
     if (flags.ensemble > 0 && flags.save_best.empty())
         throw Error("sweep: --ensemble K saves the best K members: give the folder with --save-best DIR");
-    const bool text = !flags.json && !flags.csv;
+    const bool text = root && !flags.json && !flags.csv;
     grid.folds = flags.kfold, grid.shuffle_splits = flags.shuffle_splits, grid.bootstraps = flags.bootstrap;
     grid.split_test_size = flags.split_size, grid.split_seed = config.seed;
     if (flags.shuffle_folds) {
@@ -349,9 +350,13 @@ int run_sweep(const SweepFlags& flags) {
         options.validation_data.reset();
     }
     const auto start = std::chrono::steady_clock::now();
+    const Optimizer optimizer = optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate));
     const std::vector<SweepMember> members =
-        sweep(model, optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
-              loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train, data.y_train, options, grid);
+        ranks ? sweep(*ranks, model, optimizer, loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train,
+                      data.y_train, options, grid)
+              : sweep(model, optimizer, loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train,
+                      data.y_train, options, grid);
+    if (!root) return 0;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const Ranking ranking = ranking_for(flags.rank_by, members, grid);
     const std::vector<Configuration> ranked = rank_configurations(members, ranking);
@@ -408,13 +413,17 @@ int run_sweep(const SweepFlags& flags) {
         return 0;
     }
     const char* by = ranking.key.c_str();
+    std::string processes;  // (appended piece by piece: GCC 12 warns falsely on "literal" + string)
+    if (ranks && ranks->size() > 1) processes.append(" on ").append(std::to_string(ranks->size())).append(" processes");
     const bool extra = ranking.key != "loss";  // a column of its own beside loss
     if (folds)
-        std::printf("%zu members (%zu configurations x %lld %ss) on %s in %.3f s, ranked by the mean last %s over %ss:\n",
+        std::printf("%zu members (%zu configurations x %lld %ss) on %s in %.3f s%s, ranked by the mean last %s over "
+                    "%ss:\n",
                     members.size(), ranked.size(), static_cast<long long>(samples), sample, data.name.c_str(), seconds,
-                    by, sample);
+                    processes.c_str(), by, sample);
     else
-        std::printf("%zu members on %s in %.3f s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds, by);
+        std::printf("%zu members on %s in %.3f s%s, ranked by the last %s:\n", members.size(), data.name.c_str(), seconds,
+                    processes.c_str(), by);
     std::printf("%5s  %13s  %20s  %12s  %12s%s\n", "rank", "learning_rate", "seed", "loss", extra ? by : "",
                 folds ? (std::string("  sd over ") + sample + "s").c_str() : "");
     for (size_t i = 0; i < ranked.size() && i < static_cast<size_t>(flags.top); ++i) {

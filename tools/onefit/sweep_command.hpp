@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "onefit/distributed.hpp"
+
 namespace onefit::cli {
 
 struct SweepFlags {
@@ -28,6 +30,8 @@ struct SweepFlags {
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags);
-int run_sweep(const SweepFlags& flags);
+// With `ranks` (mpirun -np N): this rank's share of the members; rank 0 gathers, ranks and
+// prints, the others print nothing.
+int run_sweep(const SweepFlags& flags, const RankGroup* ranks = nullptr);
 
 }  // namespace onefit::cli
