@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "onefit/callbacks.hpp"  // Logs
 #include "onefit/dataset.hpp"
 #include "onefit/tensor.hpp"
 
@@ -114,6 +115,10 @@ std::vector<Sequential> load_ensemble(const std::string& dir);  // Error naming 
 bool is_ensemble(const std::string& dir);                       // DIR/ensemble.json exists
 // The mean of the members' predictions (summed in double, in member order).
 Tensor predict_ensemble(std::vector<Sequential>& members, const Tensor& x, int64_t batch_size = 32);
+// The loss and metrics of that mean prediction against y (evaluate_predictions), as Keras
+// evaluates an Average of the members: every member must be compiled with the same loss and
+// metrics (Error naming the first that differs).
+Logs evaluate_ensemble(std::vector<Sequential>& members, const Tensor& x, const Tensor& y, int64_t batch_size = 32);
 
 // ---- Crash-safe writes ----
 

@@ -90,6 +90,11 @@ public:
     // Loss and metrics over the data, in batches, as Keras's evaluate.
     Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
     Tensor predict(const Tensor& x, int64_t batch_size = 32);
+    // The compiled loss and metrics of given predictions (rows of the output's width) against y,
+    // as Keras's model.compute_loss / compute_metrics: a softmax or sigmoid output's
+    // crossentropy from the probabilities (clipped), a from_logits loss from the values as
+    // logits. evaluate() is this over predict()'s output but for that: it takes the fused logits.
+    Logs evaluate_predictions(const Tensor& predictions, const Tensor& y) const;
 
     // A Keras-like table: layer (type), output shape, parameter count; totals.
     std::string summary() const;

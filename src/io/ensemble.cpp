@@ -98,4 +98,27 @@ Tensor predict_ensemble(std::vector<Sequential>& members, const Tensor& x, int64
     return mean;
 }
 
+Logs evaluate_ensemble(std::vector<Sequential>& members, const Tensor& x, const Tensor& y, int64_t batch_size) {
+    if (members.empty()) throw Error("evaluate_ensemble: no members");
+    const auto compiled = [&](size_t k) -> const Sequential& {
+        try {
+            members[k].program();
+        } catch (const Error&) {
+            throw Error("evaluate_ensemble: member " + std::to_string(k + 1) + " was saved without a loss (before compile)");
+        }
+        return members[k];
+    };
+    const Sequential& first = compiled(0);
+    for (size_t k = 1; k < members.size(); ++k) {
+        const Sequential& m = compiled(k);
+        if (m.loss().kind != first.loss().kind || m.loss().from_logits != first.loss().from_logits ||
+            m.loss().delta != first.loss().delta || m.metrics() != first.metrics())
+            throw Error("evaluate_ensemble: member " + std::to_string(k + 1) + " is compiled with " +
+                        loss_name(m.loss().kind) + " and " + std::to_string(m.metrics().size()) +
+                        " metrics, member 1 with " + loss_name(first.loss().kind) + " and " +
+                        std::to_string(first.metrics().size()) + ": their mean has no one loss");
+    }
+    return first.evaluate_predictions(predict_ensemble(members, x, batch_size), y);
+}
+
 }  // namespace onefit

@@ -1,8 +1,9 @@
-// Sequential: building, compiling, weights, summary, evaluate and predict. fit() is in fit.cpp.
+// Sequential: building, compiling, weights, summary, evaluate (of data or of predictions) and predict. fit() is in fit.cpp.
 #include <cstdio>
 #include <optional>
 #include <sstream>
 
+#include "nn/losses.hpp"
 #include "nn/metrics.hpp"
 #include "onefit/error.hpp"
 #include "onefit/model.hpp"
@@ -138,6 +139,28 @@ Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) 
     Logs logs{{"loss", sums.loss / static_cast<double>(sums.samples)}};
     for (size_t k = 0; k < metrics.size(); ++k)
         logs[metrics[k].name] = sums.metrics[k] / static_cast<double>(sums.samples);
+    return logs;
+}
+
+Logs Sequential::evaluate_predictions(const Tensor& predictions, const Tensor& y) const {
+    const TrainingProgram& prog = program();
+    const int64_t rows = predictions.rows(), width = prog.output_width;
+    if (predictions.rank() != 2 || predictions.row_width() != width)
+        throw Error("evaluate_predictions: predictions must be (rows, " + std::to_string(width) + "), got " +
+                    shape_to_string(predictions.shape()));
+    train::check_labels(prog, y, rows, "y");
+    if (rows == 0) throw Error("evaluate_predictions: no rows");
+    // In double, from the float predictions: one pass, no batches to round between.
+    const int64_t y_width = label_width(y);
+    const std::vector<double> p(predictions.data(), predictions.data() + predictions.size()),
+        t(y.data(), y.data() + y.size());
+    const double loss = nn::loss_forward_backward<false>(prog.loss, prog.loss.from_logits, p.data(), t.data(), rows,
+                                                         width, y_width, static_cast<double*>(nullptr), 1.0);
+    Logs logs{{"loss", loss / static_cast<double>(rows)}};
+    for (const std::string& name : prog.metric_names) {
+        const nn::Metric m = nn::resolve_metric(name, width, y_width);
+        logs[m.name] = nn::metric_sum(m.kind, p.data(), t.data(), rows, width, y_width) / static_cast<double>(rows);
+    }
     return logs;
 }
 

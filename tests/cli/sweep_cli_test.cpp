@@ -280,9 +280,12 @@ TEST(CliSweep, AnEnsembleOfTheBestKIsSavedAndPredictAveragesIt) {
     const nlohmann::json out = nlohmann::json::parse(ranked.out);
     for (size_t k = 0; k < 3; ++k)
         EXPECT_EQ(members[k].seed(), out["members"][k]["seed"].get<uint64_t>()) << k;
+    // evaluate: the loss of the mean prediction (evaluate_ensemble), as printed.
     const CliResult evaluate = run_cli({"evaluate", "--model", dir, "--data", "iris"});
-    EXPECT_EQ(evaluate.exit_code, 2);
-    EXPECT_NE(evaluate.err.find("an ensemble"), std::string::npos) << evaluate.err;
+    ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
+    char expected[64];
+    std::snprintf(expected, sizeof expected, "loss: %.6f", onefit::evaluate_ensemble(members, iris.x, iris.y).at("loss"));
+    EXPECT_EQ(evaluate.out.rfind(expected, 0), 0u) << evaluate.out << " wanted " << expected;
     EXPECT_EQ(run_cli({"sweep", "--ensemble", "3"}).exit_code, 2);  // where to?
 }
 

@@ -193,7 +193,7 @@ std::pair<CLI::App*, CLI::App*> add_model_commands(CLI::App& app, ModelFlags& fl
     CLI::App* evaluate = app.add_subcommand("evaluate", "Loss and metrics of a saved model on labelled data");
     CLI::App* predict = app.add_subcommand("predict", "Predictions of a saved model, as CSV (pred_0, pred_1, ...)");
     for (CLI::App* command : {evaluate, predict}) {
-        command->add_option("--model", flags.model, "The folder `onefit fit --save` wrote")->type_name("DIR")->required();
+        command->add_option("--model", flags.model, "The folder `onefit fit --save` (or `sweep --ensemble`) wrote")->type_name("DIR")->required();
         command->add_option("--data", flags.data, "CSV, .npy or IDX features ('iris': the built-in set)")
             ->type_name("FILE")
             ->required();
@@ -211,19 +211,21 @@ std::pair<CLI::App*, CLI::App*> add_model_commands(CLI::App& app, ModelFlags& fl
 
 int run_evaluate(const ModelFlags& flags) {
     check_int(flags.batch_size, 1, std::numeric_limits<int32_t>::max(), "--batch-size");
-    if (!flags.model.empty() && is_ensemble(flags.model))
-        throw Error("--model " + flags.model + ": an ensemble (onefit sweep --ensemble); onefit predict averages its "
-                    "members, evaluate takes one model folder (the members are listed in its ensemble.json)");
-    Sequential model = load_for_use(flags.model);
+    // A folder `sweep --ensemble` wrote: the loss and metrics of the members' mean prediction.
+    const bool ensemble = !flags.model.empty() && is_ensemble(flags.model);
+    std::vector<Sequential> members;
+    if (ensemble) members = load_ensemble(flags.model);
+    else members.push_back(load_for_use(flags.model));
     try {
-        model.program();
+        for (const Sequential& m : members) m.program();
     } catch (const Error&) {
         throw Error("--model " + flags.model + ": the model was saved without a loss (before compile); cannot evaluate");
     }
     const LabeledData data = load_labeled_data(flags.data, flags.label, flags.labels);
     Logs logs;
     try {
-        logs = model.evaluate(data.x, data.y, flags.batch_size);
+        logs = ensemble ? evaluate_ensemble(members, data.x, data.y, flags.batch_size)
+                        : members.front().evaluate(data.x, data.y, flags.batch_size);
     } catch (const Error& e) {
         throw Error("evaluating on " + flags.data + ": " + e.what());
     }
