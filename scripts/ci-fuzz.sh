@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Fuzzes onefit's file readers: builds fuzz/ with clang (libFuzzer + ASan + UBSan) in
-# build-fuzz/, runs each target for SECONDS (default 30) over a copy of its seed corpus
-# (fuzz/corpus/TARGET, never modified) and fails on any crash, sanitizer report, leak or hang.
+# Fuzzes onefit's file readers, and the bytes an MPI sweep's ranks exchange: builds fuzz/ with
+# clang (libFuzzer + ASan + UBSan) in build-fuzz/, runs each target for SECONDS (default 30) over
+# a copy of its seed corpus (fuzz/corpus/TARGET, never modified) and fails on any crash,
+# sanitizer report, leak or hang.
 # A failing input is kept as build-fuzz/run/TARGET/crash-*; rerun it with
 #   build-fuzz/fuzz_TARGET build-fuzz/run/TARGET/crash-...
 # Usage: scripts/ci-fuzz.sh [SECONDS]   (BUILD_FUZZ=dir to build elsewhere)
@@ -9,7 +10,7 @@ set -euo pipefail
 seconds=${1:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_FUZZ:-$root/build-fuzz}
-targets=(csv npy idx safetensors)
+targets=(csv npy idx safetensors members)
 
 if ! command -v clang++ >/dev/null; then
   echo "ci-fuzz: clang++ not found; install clang and libclang-rt-14-dev (Debian 12)" >&2

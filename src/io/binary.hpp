@@ -6,34 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/byte_order.hpp"
 #include "onefit/tensor.hpp"
 
 namespace onefit {
 
 // The whole file as bytes. `what` names the format in errors ("the .npy file").
 std::string read_binary_file(const std::string& path, std::string_view what);
-
-// Unsigned integers from unaligned bytes in a stated order; compilers make each one load (+ bswap).
-template <class U>
-U load_le(const unsigned char* p) {
-    U v = 0;
-    for (size_t i = 0; i < sizeof(U); ++i) v = static_cast<U>(v | static_cast<U>(static_cast<U>(p[i]) << (8 * i)));
-    return v;
-}
-
-template <class U>
-U load_be(const unsigned char* p) {
-    U v = 0;
-    for (size_t i = 0; i < sizeof(U); ++i) v = static_cast<U>((v << 8) | p[i]);
-    return v;
-}
-
-template <class U>
-void store_le(unsigned char* p, U v) {
-    for (size_t i = 0; i < sizeof(U); ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
-}
-
-inline const unsigned char* bytes_of(std::string_view s) { return reinterpret_cast<const unsigned char*>(s.data()); }
 
 // How one stored element is laid out. Every reader converts to float32 through this.
 struct ElementType {

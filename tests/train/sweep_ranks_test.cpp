@@ -142,6 +142,18 @@ TEST(SweepRanks, MembersRoundTripAsBytesAndMalformedBytesAreAnError) {
     std::string huge = bytes;
     huge[8] = '\xff';  // a member count no bytes could hold
     EXPECT_THROW(decode_members(huge), Error);
+    // Only what encode_members writes decodes (the fuzzer checks that decoded bytes re-encode to
+    // themselves): a float's word with its upper half set, a History key repeated.
+    std::string wide = bytes;
+    wide[16 + 7] = '\x01';  // the first member's learning rate
+    EXPECT_THROW(decode_members(wide), Error);
+    std::vector<SweepMember> twice(1);
+    twice[0].history.history = {{"aa", {1.0}}, {"ab", {2.0}}};
+    std::string repeated = encode_members(twice);
+    const size_t ab = repeated.find("ab");
+    ASSERT_NE(ab, std::string::npos);
+    repeated[ab + 1] = 'a';
+    EXPECT_THROW(decode_members(repeated), Error);
 }
 
 }  // namespace
