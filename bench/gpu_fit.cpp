@@ -105,6 +105,37 @@ int main(int argc, char** argv) {
     }
     std::printf("gpu_cpu_max_rel_diff: %.3g\n", worst);
 
+    // Issue 14's sweep on the GPU: 1000 seed-shaped members (10 learning rates x 100 seeds) in
+    // one launch, a block each (target: <= 5 ms of device time), beside the CPU's stacked sweep.
+    {
+        SweepGrid grid;
+        for (int i = 0; i < 10; ++i) grid.learning_rates.push_back(0.001f * float(1 << i));
+        for (uint64_t s = 0; s < 100; ++s) grid.seeds.push_back(s);
+        Sequential layers({4});
+        layers.add(Dense(32, "relu")).add(Dense(3, "softmax"));
+        FitOptions oc = o;
+        oc.device = Device::cpu;
+        std::vector<double> gpu_device_ms, gpu_wall_ms, cpu_wall_ms;
+        long long sweep_kernels = -1;
+        for (int r = 0; r < 3; ++r) {
+            const double ms0 = cuda::device_milliseconds();
+            const auto [k0, g0] = launches_so_far();
+            auto t0 = std::chrono::steady_clock::now();
+            sweep(layers, Adam(), loss_from_name("log_cosh"), {}, d.x_train, d.y_train, o, grid);
+            gpu_wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            gpu_device_ms.push_back(cuda::device_milliseconds() - ms0);
+            if (k0 >= 0) sweep_kernels = launches_so_far().first - k0;
+            t0 = std::chrono::steady_clock::now();
+            sweep(layers, Adam(), loss_from_name("log_cosh"), {}, d.x_train, d.y_train, oc, grid);
+            cpu_wall_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::printf("# sweep: 1000 seed-shaped members (10 learning rates x 100 seeds), 20 epochs + validation, 3 rounds\n");
+        std::printf("gpu_sweep_1000_iris_device_ms: %.2f ms (target <= 5)\n", median(gpu_device_ms));
+        std::printf("gpu_sweep_1000_iris_wall_ms: %.1f ms (set-up, uploads and read-back included)\n", median(gpu_wall_ms));
+        std::printf("cpu_sweep_1000_iris_ms: %.1f ms (stacked, this machine's cores)\n", median(cpu_wall_ms));
+        if (sweep_kernels >= 0) std::printf("gpu_sweep_1000_iris_launches: %lld kernel launches\n", sweep_kernels);
+    }
+
     // The MNIST-shaped MLP.
     const int64_t n = 60000;
     Tensor x({n, 784}), y({n});

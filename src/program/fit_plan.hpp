@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "onefit/dataset.hpp"
 #include "onefit/tensor.hpp"
@@ -21,6 +22,14 @@ struct LogSums {
 
 struct EpochLog {
     LogSums train, validation;
+};
+
+// One member of fits run together (stacked in SIMD lanes on the CPU, a block each in one launch
+// on the GPU): its logs per epoch of its plan, valid for [first, end_epoch), end_epoch being the
+// epoch after its last (earlier than asked when its loss stopped being finite).
+struct MemberResult {
+    std::vector<EpochLog> logs;
+    int64_t end_epoch = 0;
 };
 
 // Rows [first, first + count) of a caller's 2-D float tensor, not owned (the tensor outlives

@@ -18,6 +18,7 @@
 #include "core/thread_pool.hpp"
 #include "onefit/error.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
+#include "runtime/cuda/cuda_fit.hpp"
 #include "train/fit_setup.hpp"
 #include "train/sweep_part.hpp"
 
@@ -109,11 +110,13 @@ std::vector<int64_t> row_classes(const Tensor& y, const Loss& loss, const Layer&
     return classes;
 }
 
-// A task's members (one data group) trained as one stacked program, each History recorded as
-// fit() records it.
-void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& models, std::vector<SweepMember>& members,
-                 const std::vector<size_t>& data_of, const std::vector<MemberData>& data,
-                 const std::vector<nn::Metric>& metrics) {
+// A task's members (one data group and variant) trained together by `run` (cpu::fit_stacked:
+// one stacked program; cuda::fit_members: one launch), each History recorded as fit() records
+// it. False when `run` could not take them (returned no results).
+template <class Run>
+bool fit_together(const std::vector<size_t>& task, std::vector<Sequential>& models, std::vector<SweepMember>& members,
+                  const std::vector<size_t>& data_of, const std::vector<MemberData>& data,
+                  const std::vector<nn::Metric>& metrics, Run&& run) {
     std::vector<TrainingProgram*> programs;
     std::vector<FitPlan> plans;
     const FitOptions& options = data[data_of[task.front()]].options;  // (epochs alike in a stack)
@@ -123,10 +126,10 @@ void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& model
         plans.back().seed = options.seed.value_or(members[i].seed);  // its shuffle and dropout
     }
     const bool validation = static_cast<bool>(plans.front().val_x);
-    const std::vector<cpu::StackedResult> results =
-        cpu::fit_stacked(programs, plans, metrics, options.initial_epoch, options.epochs);
+    const std::vector<MemberResult> results = run(programs, plans, metrics, options.initial_epoch, options.epochs);
+    if (results.empty()) return false;
     for (size_t k = 0; k < task.size(); ++k) {
-        const cpu::StackedResult& r = results[k];
+        const MemberResult& r = results[k];
         SweepMember& m = members[task[k]];
         Logs logs;
         std::vector<std::string> member_warnings;
@@ -136,6 +139,7 @@ void fit_stacked(const std::vector<size_t>& task, std::vector<Sequential>& model
                 break;
         m.weights = models[task[k]].get_weights();
     }
+    return true;
 }
 
 // The members' stacks: members of one variant (one shape, optimizer and schedule) and data
@@ -349,10 +353,26 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
     const size_t full = static_cast<size_t>(cpu::stack_lanes() * ThreadPool::instance().num_threads());
     if (grid.stacking == SweepStacking::never || (grid.stacking == SweepStacking::automatic && stackable < full))
         std::fill(stacks.begin(), stacks.end(), 0);
+    // On the GPU: each data group and variant in ONE launch, a block per member; a model too
+    // large for one block leaves its members to the separate fits below.
+    std::vector<char> done(members.size(), 0);
+    if (options.device == Device::cuda) {
+        std::map<std::pair<size_t, size_t>, std::vector<size_t>> groups;
+        for (size_t i = 0; i < members.size(); ++i) groups[std::pair(data_of[i], variant_of[i])].push_back(i);
+        for (const auto& [key, task] : groups) {
+            try {
+                if (fit_together(task, models, members, data_of, data, metrics, cuda::fit_members))
+                    for (size_t i : task) done[i] = 1;
+            } catch (const std::exception& e) {
+                throw Error(name(task.front()) + ": " + e.what());
+            }
+        }
+    }
     const std::vector<std::vector<size_t>> tasks = member_tasks(data_of, variant_of, data, stacks);
     std::vector<std::exception_ptr> errors(tasks.size());
     ThreadPool::instance().parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
         const std::vector<size_t>& task = tasks[static_cast<size_t>(t)];
+        if (done[task.front()]) return;
         try {  // (tasks must not throw)
             if (!stacks[task.front()]) {
                 const size_t i = task.front();
@@ -360,7 +380,7 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
                 members[i].history = models[i].fit(*d.x, *d.y, d.options);
                 members[i].weights = models[i].get_weights();
             } else {
-                fit_stacked(task, models, members, data_of, data, metrics);
+                fit_together(task, models, members, data_of, data, metrics, cpu::fit_stacked);
             }
         } catch (...) {
             errors[static_cast<size_t>(t)] = std::current_exception();

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "onefit/onefit.hpp"
@@ -130,6 +131,39 @@ TEST(CudaFit, TheWholeSeedFitIsOneKernelLaunchAsCuptiSeesIt) {
     const LaunchCounts n = CuptiLaunches::instance().counts() - before;
     EXPECT_EQ(n.kernels, 1);
     EXPECT_EQ(n.graphs, 0);
+}
+
+TEST(CudaFit, SweepMembersRunInOneLaunchEachAsItsFitAlone) {
+    // Learning rates x seeds of the seed's model, each member shuffling by its own seed, with
+    // dropout and validation: one kernel launch for all of them (a block each), and every
+    // member's weights and History the bits of its configuration fitted alone on the GPU.
+    SKIP_WITHOUT_GPU();
+    const TrainTestSplit d = iris_split();
+    FitOptions o = seed_options(d);
+    o.shuffle = true, o.epochs = 6, o.device = Device::cuda;
+    Sequential layers({4});
+    layers.add(Dense(32, "relu")).add(Dropout(0.1f)).add(Dense(3, "softmax"));
+    const SweepGrid grid{{0.01f, 0.1f}, {1, 2, 3}};
+    const LaunchCounts before = CuptiLaunches::instance().counts();
+    const std::vector<SweepMember> members = sweep(layers, Adam(), loss_from_name("log_cosh"),
+                                                   CompileOptions{{"accuracy"}}, d.x_train, d.y_train, o, grid);
+    [[maybe_unused]] const LaunchCounts n = CuptiLaunches::instance().counts() - before;
+#ifdef ONEFIT_HAVE_CUPTI
+    EXPECT_EQ(n.kernels, 1);
+#endif
+    ASSERT_EQ(members.size(), 6u);
+    for (const SweepMember& m : members) {
+        Sequential alone({4}, m.seed);
+        alone.add(Dense(32, "relu")).add(Dropout(0.1f)).add(Dense(3, "softmax"));
+        alone.compile(Adam(m.learning_rate), loss_from_name("log_cosh"), CompileOptions{{"accuracy"}});
+        const History h = alone.fit(d.x_train, d.y_train, o);
+        EXPECT_EQ(h.history, m.history.history) << m.learning_rate << " " << m.seed;
+        const std::vector<Tensor> w = alone.get_weights();
+        ASSERT_EQ(w.size(), m.weights.size());
+        for (size_t t = 0; t < w.size(); ++t)
+            EXPECT_EQ(std::memcmp(w[t].data(), m.weights[t].data(), size_t(w[t].size()) * sizeof(float)), 0)
+                << m.learning_rate << " " << m.seed << " tensor " << t;
+    }
 }
 
 TEST(CudaFit, ShuffledDropoutFitWithMetricsMatchesTheCpu) {
@@ -326,6 +360,24 @@ TEST(CudaFit, ALossTheDeviceDoesNotComputeIsAnErrorAtConstruction) {
         EXPECT_NE(std::string(e.what()).find("loss"), std::string::npos) << e.what();
     }
 #endif
+}
+
+TEST(CudaFit, WithoutAGpuASweepOnCudaIsAnErrorNamingAMember) {
+    std::string why;
+    if (cuda_available(&why)) GTEST_SKIP() << "a GPU is visible";
+    Sequential layers({4});
+    layers.add(Dense(3, "softmax"));
+    FitOptions o;
+    o.device = Device::cuda;
+    o.verbose = 0;
+    try {
+        sweep(layers, Adam(), loss_from_name("mse"), {}, Tensor({2, 4}, 0.5f), Tensor({2}, 1.0f), o,
+              SweepGrid{{0.01f, 0.1f}, {}});
+        FAIL() << "a sweep on a missing GPU must throw";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("sweep member 0 ("), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+    }
 }
 
 TEST(CudaFit, WithoutAGpuTheErrorSaysSoAndNamesTheCpuDevice) {

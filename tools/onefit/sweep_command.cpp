@@ -316,7 +316,8 @@ int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
     } else if (!flags.range.empty()) {
         throw Error("sweep: --range goes with --random N");
     }
-    if (config.device != "cpu" && config.device != "auto") throw Error("sweep: members run on the CPU so far");
+    if (config.device != "cpu" && config.device != "auto" && config.device != "cuda")
+        throw Error("sweep: --device " + config.device + ": members run on cpu or cuda");
     if (!flags.save_best.empty()) check_parent_exists(flags.save_best, "--save-best");
     if (!flags.report.empty()) check_parent_exists(flags.report, "--report");
     if (flags.ensemble > 0 && flags.save_best.empty())
@@ -344,6 +345,9 @@ int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
     settle_loss(config, data.y_train, text ? &std::cout : nullptr);
     const Sequential model = model_from(config, data.x_train.dim(1));
     FitOptions options = fit_options(config, data);  // sweep() makes members silent
+    // --device cuda: each group of members in one launch, a block each (auto: the CPU, whose
+    // stacks the cost model does not yet weigh against a GPU launch).
+    if (config.device == "cuda") options.device = Device::cuda;
     if (samples > 0 && data.validation) {
         if (text) std::printf("%s: %ss of the %lld training rows; the %lld test rows are held out\n", resampling.c_str(),
                               sample, static_cast<long long>(data.train_rows), static_cast<long long>(data.validation_rows));

@@ -27,10 +27,7 @@ void predict_rows(const TrainingProgram& program, const float* x, int64_t x_widt
                   float* out);
 
 // Fits of one shape trained side by side, a member per SIMD lane (stacked_fit.hpp).
-struct StackedResult {
-    std::vector<EpochLog> logs;  // per epoch of the plan, valid for [first, end_epoch)
-    int64_t end_epoch = 0;       // the epoch after the member's last (earlier when its loss broke)
-};
+using StackedResult = MemberResult;
 // Members per stacked program on the current target (its float lanes).
 int64_t stack_lanes();
 // Whether members of this program can be stacked on this plan.

@@ -214,11 +214,8 @@ public:
     // against an epoch of milliseconds).
     int64_t run_epochs(int64_t first, int64_t last) override {
         if (tiny_) {
-            timed([&] { launch_tiny({step_of(first), step_of(last), true, -1, true}); });
-            read_logs(first, last);
-            for (int64_t e = first; e < last; ++e)
-                if (!finite_loss(logs_[size_t(e)])) return e + 1;  // where the kernel stopped
-            return last;
+            timed([&] { launch_tiny(whole_run(first, last)); });
+            return finish_whole_run(first, last);
         }
         for (int64_t e = first; e < last; ++e) {
             timed([&] { graph_->run_steps(step_of(e), step_of(e + 1), true); });
@@ -268,6 +265,22 @@ public:
         copy(data_.slots, program_.optimizer_slots.data(), program_.optimizer_slots.size(), cudaMemcpyHostToDevice);
         copy(data_.step_count, &program_.optimizer_step, 1, cudaMemcpyHostToDevice);
         ONEFIT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
+
+    // For fit_members: whether one block holds the fit, with how much shared memory, its model
+    // and device data, the launch that runs epochs [first, last) at once, and what run_epochs
+    // does after that launch (read the logs; the epoch after the last that ran).
+    bool tiny() const { return tiny_; }
+    size_t shared_bytes() const { return smem_bytes_; }
+    const DeviceModel& device_model() const { return model_; }
+    const DeviceData& device_data() const { return data_; }
+    const std::vector<int64_t>& epoch_first_steps() const { return epoch_first_step_; }
+    LaunchRange whole_run(int64_t first, int64_t last) const { return {step_of(first), step_of(last), true, -1, true}; }
+    int64_t finish_whole_run(int64_t first, int64_t last) {
+        read_logs(first, last);
+        for (int64_t e = first; e < last; ++e)
+            if (!finite_loss(logs_[size_t(e)])) return e + 1;  // where the kernel stopped
+        return last;
     }
 
 private:
@@ -343,6 +356,60 @@ std::string describe() {
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics) {
     return std::make_unique<CudaFit>(program, plan, metrics);
+}
+
+std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>& members, const std::vector<FitPlan>& plans,
+                                      const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
+    // Each member set up as its own fit would be (its arena uploaded), the first alone until it
+    // is known to fit one block.
+    std::vector<std::unique_ptr<CudaFit>> fits;
+    fits.push_back(std::make_unique<CudaFit>(*members.front(), plans.front(), metrics));
+    if (!fits.front()->tiny()) return {};
+    for (size_t k = 1; k < members.size(); ++k) {
+        fits.push_back(std::make_unique<CudaFit>(*members[k], plans[k], metrics));
+        const CudaFit& f = *fits.back();
+        if (!f.tiny() || f.shared_bytes() != fits.front()->shared_bytes() ||
+            f.epoch_first_steps() != fits.front()->epoch_first_steps())
+            throw Error("device 'cuda': sweep members of one launch must share their shape and schedule (member " +
+                        std::to_string(k + 1) + " differs)");
+    }
+    // Block k reads member k's model and device pointers from these arrays.
+    std::vector<DeviceModel> models;
+    std::vector<DeviceData> data;
+    for (const auto& f : fits) models.push_back(f->device_model()), data.push_back(f->device_data());
+    void* raw = nullptr;
+    ONEFIT_CUDA_CHECK(cudaMalloc(&raw, models.size() * sizeof(DeviceModel)));
+    const DeviceMemory<DeviceModel> device_models(static_cast<DeviceModel*>(raw));
+    ONEFIT_CUDA_CHECK(cudaMalloc(&raw, data.size() * sizeof(DeviceData)));
+    const DeviceMemory<DeviceData> device_data(static_cast<DeviceData*>(raw));
+    ONEFIT_CUDA_CHECK(cudaMemcpy(device_models.get(), models.data(), models.size() * sizeof(DeviceModel),
+                                 cudaMemcpyHostToDevice));
+    ONEFIT_CUDA_CHECK(cudaMemcpy(device_data.get(), data.data(), data.size() * sizeof(DeviceData), cudaMemcpyHostToDevice));
+
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ONEFIT_CUDA_CHECK(cudaEventCreate(&start));
+    const EventHandle start_owner(start);
+    ONEFIT_CUDA_CHECK(cudaEventCreate(&stop));
+    const EventHandle stop_owner(stop);
+    const size_t shared = fits.front()->shared_bytes();
+    ONEFIT_CUDA_CHECK(cudaFuncSetAttribute(tiny_members_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    ONEFIT_CUDA_CHECK(cudaEventRecord(start));  // (the legacy stream: after every upload above)
+    tiny_members_kernel<<<unsigned(fits.size()), kTinyThreads, shared>>>(
+        device_models.get(), device_data.get(), fits.front()->whole_run(first, last));
+    ONEFIT_CUDA_CHECK_LAUNCH();
+    ONEFIT_CUDA_CHECK(cudaEventRecord(stop));
+    ONEFIT_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    ONEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    g_device_ms = g_device_ms.load() + ms;
+
+    std::vector<MemberResult> results(fits.size());
+    for (size_t k = 0; k < fits.size(); ++k) {
+        results[k].end_epoch = fits[k]->finish_whole_run(first, last);
+        results[k].logs = fits[k]->logs();
+        fits[k]->store_state();  // parameters, optimizer state and step count back into the member
+    }
+    return results;
 }
 
 double device_milliseconds() { return g_device_ms.load(); }

@@ -23,6 +23,14 @@ std::string describe();
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics);
 
+// Fits of one shape and schedule (a sweep's members; one plan each, alike but for seeds and
+// data) for epochs [first, last) in ONE launch of the persistent kernel, a block per member, each
+// member's block running exactly what its fit alone would; parameters, optimizer state and
+// step count are written back into each member's program. Empty when the model is too large
+// for one block (the caller then fits the members one by one). Throws Error when no GPU is usable.
+std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>& members, const std::vector<FitPlan>& plans,
+                                      const std::vector<nn::Metric>& metrics, int64_t first, int64_t last);
+
 // GPU time of the fit's launches since the process started, measured with CUDA events (for
 // bench/gpu_fit). Launch counts are observed from outside, with CUPTI
 // (tests/runtime/cupti_launches.hpp): the library keeps no counter of its own.

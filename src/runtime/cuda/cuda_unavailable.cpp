@@ -13,6 +13,10 @@ std::string describe() { return "no CUDA backend in this build"; }
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram&, const FitPlan&, const std::vector<nn::Metric>&) {
     throw Error("device 'cuda' is not available: onefit was built without the CUDA backend; use --device cpu");
 }
+std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>&, const std::vector<FitPlan>&,
+                                      const std::vector<nn::Metric>&, int64_t, int64_t) {
+    throw Error("device 'cuda' is not available: onefit was built without the CUDA backend; use --device cpu");
+}
 double device_milliseconds() { return 0.0; }
 
 }  // namespace onefit::cuda

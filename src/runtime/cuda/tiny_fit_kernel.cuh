@@ -1,6 +1,7 @@
 // The persistent kernel for tiny models: ONE thread block runs every step of every epoch of the
-// fit, validation and metric sums included, with parameters, gradients, optimizer state and the
-// batch's activations in shared memory. The host launches it once for the whole fit (or once
+// fit (a sweep's members: a block each, tiny_members_kernel), validation and metric sums
+// included, with parameters, gradients, optimizer state and the batch's activations in shared
+// memory. The host launches it once for the whole fit (or once
 // per epoch when it must look), so a fit of the seed's Iris model costs one launch instead of
 // hundreds of host round trips. The math is the shared ONEFIT_HD code of src/nn.
 #pragma once
@@ -152,7 +153,8 @@ __device__ inline void tiny_validate(const DeviceModel& m, const DeviceData& d, 
     }
 }
 
-__global__ void __launch_bounds__(kTinyThreads) tiny_fit_kernel(DeviceModel m, DeviceData d, LaunchRange range) {
+// One fit's launch range in one block (the kernels below).
+__device__ inline void tiny_fit(const DeviceModel& m, const DeviceData& d, LaunchRange range) {
     extern __shared__ float smem[];
     const TinyLayout l = tiny_layout(m, d.x_width, d.y_width, d.max_rows);
     TinyBuffers b{smem + l.params, smem + l.grads, smem + l.slots, smem + l.xb, smem + l.yb, smem + l.scratch, {}, {}, {}};
@@ -209,6 +211,19 @@ __global__ void __launch_bounds__(kTinyThreads) tiny_fit_kernel(DeviceModel m, D
     for (int64_t p = threadIdx.x; p < m.n_params; p += blockDim.x) d.params[p] = b.params[p];
     for (int64_t p = threadIdx.x; p < m.n_params * m.n_slots; p += blockDim.x) d.slots[p] = b.slots[p];
     if (threadIdx.x == 0) *d.step_count = t;
+}
+
+__global__ void __launch_bounds__(kTinyThreads) tiny_fit_kernel(DeviceModel m, DeviceData d, LaunchRange range) {
+    tiny_fit(m, d, range);
+}
+
+// Many fits of one shape and schedule in ONE launch (a sweep's members): block k runs member k's
+// fit, its model and data read from the arrays, each exactly as tiny_fit_kernel runs it alone.
+__global__ void __launch_bounds__(kTinyThreads)
+    tiny_members_kernel(const DeviceModel* models, const DeviceData* data, LaunchRange range) {
+    const DeviceModel m = models[blockIdx.x];
+    const DeviceData d = data[blockIdx.x];
+    tiny_fit(m, d, range);
 }
 
 }  // namespace onefit::cuda
