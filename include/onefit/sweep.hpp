@@ -2,7 +2,7 @@
 // and k-fold cross-validation. Each member is bit-identical to the same configuration built,
 // compiled and fitted alone. Members of one shape (and, across folds, as many rows) train
 // stacked, kLanes members per program in SIMD lanes, the programs spread over the cores; the
-// others run side by side, one fit per thread.
+// others run side by side, one fit per thread. Across processes: onefit/distributed.hpp.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -87,8 +87,10 @@ struct SweepMember {
 // seed, compiled with `optimizer` at the member's learning rate, `loss` and `compile_options`,
 // fitted on x, y with `options` (with folds: on fold_split's training rows, validation_data its
 // test rows). Members
-// run stacked where they can (see above), on the thread pool's threads; callbacks are refused (a member's fit cannot be watched from
-// one place), and verbose is 0. A member that fails throws Error naming its grid point.
+// run stacked where they can (see above), on the thread pool's threads; with options.device
+// cuda, each group of one shape, schedule and data in one GPU launch, a block per member. Callbacks
+// are refused (a member's fit cannot be watched from one place), and verbose is 0. A member that
+// fails throws Error naming its grid point.
 std::vector<SweepMember> sweep(const Sequential& model, const Optimizer& optimizer, const Loss& loss,
                                const CompileOptions& compile_options, const Tensor& x, const Tensor& y,
                                FitOptions options, const SweepGrid& grid);
