@@ -142,16 +142,18 @@ bool fit_together(const std::vector<size_t>& task, std::vector<Sequential>& mode
     return true;
 }
 
+constexpr size_t kMaxBlocks = 65535;  // members per GPU launch; more make several launches
+
 // The members' stacks: members of one variant (one shape, optimizer and schedule) and data
-// group (as many training and validation rows, so the same batches) that can stack, kLanes at a
-// time; every other member alone.
+// group (as many training and validation rows, so the same batches) that can stack, `lanes` at a
+// time (kLanes on the CPU, a launch's blocks on the GPU); every other member alone.
 std::vector<std::vector<size_t>> member_tasks(const std::vector<size_t>& data_of, const std::vector<size_t>& variant_of,
-                                              const std::vector<MemberData>& data, const std::vector<char>& stacks) {
+                                              const std::vector<MemberData>& data, const std::vector<char>& stacks,
+                                              size_t lanes) {
     const auto key = [&](size_t i) {
         const MemberData& d = data[data_of[i]];
         return std::tuple(d.fit->plan.x.rows, d.fit->plan.val_x.rows, variant_of[i]);
     };
-    const size_t lanes = static_cast<size_t>(cpu::stack_lanes());
     std::vector<std::vector<size_t>> tasks;
     std::vector<size_t> open;  // per open stack: its task
     for (size_t i = 0; i < data_of.size(); ++i) {
@@ -357,9 +359,8 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
     // large for one block leaves its members to the separate fits below.
     std::vector<char> done(members.size(), 0);
     if (options.device == Device::cuda) {
-        std::map<std::pair<size_t, size_t>, std::vector<size_t>> groups;
-        for (size_t i = 0; i < members.size(); ++i) groups[std::pair(data_of[i], variant_of[i])].push_back(i);
-        for (const auto& [key, task] : groups) {
+        const std::vector<char> together(members.size(), 1);
+        for (const std::vector<size_t>& task : member_tasks(data_of, variant_of, data, together, kMaxBlocks)) {
             try {
                 if (fit_together(task, models, members, data_of, data, metrics, cuda::fit_members))
                     for (size_t i : task) done[i] = 1;
@@ -368,7 +369,8 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
             }
         }
     }
-    const std::vector<std::vector<size_t>> tasks = member_tasks(data_of, variant_of, data, stacks);
+    const std::vector<std::vector<size_t>> tasks =
+        member_tasks(data_of, variant_of, data, stacks, static_cast<size_t>(cpu::stack_lanes()));
     std::vector<std::exception_ptr> errors(tasks.size());
     ThreadPool::instance().parallel_for(static_cast<int64_t>(tasks.size()), [&](int64_t t) {
         const std::vector<size_t>& task = tasks[static_cast<size_t>(t)];

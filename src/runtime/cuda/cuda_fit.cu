@@ -283,14 +283,8 @@ public:
         return last;
     }
 
-private:
-    int64_t step_of(int64_t epoch) const { return epoch_first_step_[size_t(epoch)]; }
-
-    void launch_tiny(LaunchRange range) {
-        tiny_fit_kernel<<<1, kTinyThreads, smem_bytes_, stream_>>>(model_, data_, range);
-        ONEFIT_CUDA_CHECK_LAUNCH();
-    }
-    // Runs what f enqueues and waits for it; its GPU time (CUDA events) goes to
+    cudaStream_t stream() const { return stream_; }
+    // Runs what f enqueues (on stream()) and waits for it; its GPU time (CUDA events) goes to
     // device_milliseconds().
     template <class F>
     void timed(F&& f) {
@@ -301,6 +295,14 @@ private:
         float ms = 0;
         ONEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
         g_device_ms = g_device_ms.load() + ms;
+    }
+
+private:
+    int64_t step_of(int64_t epoch) const { return epoch_first_step_[size_t(epoch)]; }
+
+    void launch_tiny(LaunchRange range) {
+        tiny_fit_kernel<<<1, kTinyThreads, smem_bytes_, stream_>>>(model_, data_, range);
+        ONEFIT_CUDA_CHECK_LAUNCH();
     }
     template <class T>
     void copy(T* to, const T* from, size_t count, cudaMemcpyKind kind) {
@@ -386,22 +388,15 @@ std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>& membe
                                  cudaMemcpyHostToDevice));
     ONEFIT_CUDA_CHECK(cudaMemcpy(device_data.get(), data.data(), data.size() * sizeof(DeviceData), cudaMemcpyHostToDevice));
 
-    cudaEvent_t start = nullptr, stop = nullptr;
-    ONEFIT_CUDA_CHECK(cudaEventCreate(&start));
-    const EventHandle start_owner(start);
-    ONEFIT_CUDA_CHECK(cudaEventCreate(&stop));
-    const EventHandle stop_owner(stop);
     const size_t shared = fits.front()->shared_bytes();
     ONEFIT_CUDA_CHECK(cudaFuncSetAttribute(tiny_members_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-    ONEFIT_CUDA_CHECK(cudaEventRecord(start));  // (the legacy stream: after every upload above)
-    tiny_members_kernel<<<unsigned(fits.size()), kTinyThreads, shared>>>(
-        device_models.get(), device_data.get(), fits.front()->whole_run(first, last));
-    ONEFIT_CUDA_CHECK_LAUNCH();
-    ONEFIT_CUDA_CHECK(cudaEventRecord(stop));
-    ONEFIT_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    ONEFIT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    g_device_ms = g_device_ms.load() + ms;
+    // On the first member's stream, timed as its own launches are (the uploads above are done).
+    CudaFit& lead = *fits.front();
+    lead.timed([&] {
+        tiny_members_kernel<<<unsigned(fits.size()), kTinyThreads, shared, lead.stream()>>>(
+            device_models.get(), device_data.get(), lead.whole_run(first, last));
+        ONEFIT_CUDA_CHECK_LAUNCH();
+    });
 
     std::vector<MemberResult> results(fits.size());
     for (size_t k = 0; k < fits.size(); ++k) {
