@@ -79,9 +79,11 @@ std::optional<onefit::cli::MpiJob> mpi_job;
 int fail(const std::string& message) {
     std::cout.flush();
     const bool ranks = mpi_job && mpi_job->size() > 1;
-    std::cerr << "onefit: error";
-    if (ranks) std::cerr << " (rank " << mpi_job->rank() << ")";
-    std::cerr << ": " << one_line(message) << std::endl;
+    // One write of the whole line: another rank's MPI_Abort may end this process mid-message.
+    std::string line = "onefit: error";
+    if (ranks) line.append(" (rank ").append(std::to_string(mpi_job->rank())).append(")");
+    line.append(": ").append(one_line(message)).append("\n");
+    std::cerr << line << std::flush;
     if (ranks) mpi_job->abort(kUsageError);  // (the other ranks may be waiting for this one)
     return kUsageError;
 }
