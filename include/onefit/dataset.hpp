@@ -13,8 +13,11 @@ namespace onefit {
 
 // Features x of shape (N, F) and labels y of shape (N,) (class indices or regression targets).
 struct LabeledData {
-    Tensor x;
+    Tensor x;  // (samples, features): images come flattened, channels last
     Tensor y;
+    // One sample's shape as the file held it: (height, width, channels) for images ((N, H, W)
+    // arrays get one channel), (features) otherwise; empty where the reader did not say.
+    Shape sample_shape;
     std::vector<std::string> feature_names;
     std::vector<std::string> class_names;  // empty when labels are numeric in the source
 };

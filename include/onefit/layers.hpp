@@ -1,8 +1,12 @@
-// Layers, described as plain values: Dense(32, "relu"), Dropout(0.5).
-// compile() lowers them into the training program; they carry no buffers themselves.
+// Layers, described as plain values: Dense(32, "relu"), Conv2D(32, 3), Dropout(0.5).
+// compile() lowers them into the training program; they carry no buffers themselves. Each kind's
+// shapes and parameters are declared in one place (src/nn/layer_kinds.cpp); images are
+// channels last (height, width, channels), as in Keras.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace onefit {
 
@@ -13,10 +17,16 @@ enum class Activation { linear, relu, leaky_relu, elu, sigmoid, tanh, softmax, g
 Activation activation_from_name(const std::string& name);  // throws Error listing the known names
 std::string activation_name(Activation activation);
 
+// Keras's padding: "valid" (no padding) or "same" (output size ceil(input / stride), the padding
+// split with the extra row or column after, as TensorFlow does).
+enum class Padding { valid, same };
+Padding padding_from_name(const std::string& name);  // throws Error naming the known ones
+std::string padding_name(Padding padding);
+
 struct Layer {
-    enum class Kind { Dense, Dropout };
+    enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D };
     Kind kind = Kind::Dense;
-    std::string name;  // Keras-style default ("dense", "dense_1", ...) when empty
+    std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // Dense
     int64_t units = 0;
     Activation activation = Activation::linear;
@@ -25,11 +35,40 @@ struct Layer {
     std::string bias_initializer = "zeros";
     // Dropout: fraction of inputs zeroed during training (inverted dropout, scale 1/(1-rate)).
     float rate = 0.0f;
+    // Conv2D (also uses activation, use_bias and the initializers): kernel (kh, kw, in, filters).
+    int64_t filters = 0;
+    std::array<int64_t, 2> kernel_size{1, 1};
+    // Conv2D and pooling; a pooling layer's strides default to its pool_size.
+    std::array<int64_t, 2> strides{1, 1};
+    Padding padding = Padding::valid;
+    std::array<int64_t, 2> pool_size{2, 2};
+    // Reshape: the per-sample shape, one entry may be -1 (inferred).
+    std::vector<int64_t> target_shape;
 };
+
+// Keras's class name of a kind: "Dense", "Conv2D", "MaxPooling2D", ...
+std::string layer_class_name(Layer::Kind kind);
 
 Layer Dense(int64_t units, const std::string& activation = "linear", bool use_bias = true,
             const std::string& name = "");
 Layer Dense(int64_t units, Activation activation, bool use_bias = true, const std::string& name = "");
 Layer Dropout(float rate, const std::string& name = "");
+Layer Flatten(const std::string& name = "");
+Layer Reshape(std::vector<int64_t> target_shape, const std::string& name = "");
+Layer Conv2D(int64_t filters, std::array<int64_t, 2> kernel_size, std::array<int64_t, 2> strides = {1, 1},
+             const std::string& padding = "valid", const std::string& activation = "linear", bool use_bias = true,
+             const std::string& name = "");
+Layer Conv2D(int64_t filters, int64_t kernel_size, int64_t strides = 1, const std::string& padding = "valid",
+             const std::string& activation = "linear", bool use_bias = true, const std::string& name = "");
+// strides {0, 0} (or 0): the pool size, as Keras's strides=None.
+Layer MaxPooling2D(std::array<int64_t, 2> pool_size = {2, 2}, std::array<int64_t, 2> strides = {0, 0},
+                   const std::string& padding = "valid", const std::string& name = "");
+Layer MaxPooling2D(int64_t pool_size, int64_t strides = 0, const std::string& padding = "valid",
+                   const std::string& name = "");
+Layer AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2}, std::array<int64_t, 2> strides = {0, 0},
+                       const std::string& padding = "valid", const std::string& name = "");
+Layer AveragePooling2D(int64_t pool_size, int64_t strides = 0, const std::string& padding = "valid",
+                       const std::string& name = "");
+Layer GlobalAveragePooling2D(const std::string& name = "");
 
 }  // namespace onefit

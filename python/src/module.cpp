@@ -325,7 +325,7 @@ NB_MODULE(_onefit, m) {
             nb::list out;
             for (const onefit::Layer& l : s.layers()) {
                 nb::dict d;
-                d["kind"] = l.kind == onefit::Layer::Kind::Dense ? "Dense" : "Dropout";
+                d["kind"] = onefit::layer_class_name(l.kind);
                 d["name"] = l.name;
                 d["units"] = l.units;
                 d["activation"] = onefit::activation_name(l.activation);

@@ -42,9 +42,9 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     int64_t dense = 0, activations = 0, blas_macs = 0, first_macs = 0;
     for (const ProgramOp& op : program.ops) {
         activations += op.out_width;
-        if (op.kind != Layer::Kind::Dense) continue;
-        if (dense++ == 0) first_macs = op.dense.in * op.dense.out;
-        if (op.dense.use_blas) blas_macs += op.dense.in * op.dense.out;
+        if (!op.has_product()) continue;  // Dense and Conv2D: pooling and reshaping cost no products
+        if (dense++ == 0) first_macs = op.macs_per_sample;
+        if (op.kind == Layer::Kind::Dense ? op.dense.use_blas : op.conv.use_blas) blas_macs += op.macs_per_sample;
     }
     const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,

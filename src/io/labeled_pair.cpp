@@ -20,7 +20,11 @@ LabeledData labeled_pair(Tensor x, Tensor y, const std::string& x_name, const st
                              std::to_string(x.rows()) + " rows; both files must hold the same samples in the same order");
     LabeledData data;
     const int64_t rows = x.rows();
-    // (N,) features are one column; images (N, H, W, ...) are flattened, as Keras' Flatten would.
+    // (N,) features are one column; images (N, H, W, ...) are flattened, as Keras' Flatten would,
+    // and keep their shape beside them for models that start with image layers.
+    if (x.rank() == 3) data.sample_shape = {x.dim(1), x.dim(2), 1};
+    else if (x.rank() == 4) data.sample_shape = {x.dim(1), x.dim(2), x.dim(3)};
+    else data.sample_shape = {x.rank() == 1 ? 1 : x.row_width()};
     data.x = x.rank() == 2 ? std::move(x) : x.reshaped({rows, x.rank() == 1 ? 1 : x.row_width()});
     data.y = y.rank() == 1 ? std::move(y) : y.reshaped({rows});
     return data;

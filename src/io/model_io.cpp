@@ -23,7 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "io/binary.hpp"
+#include "io/json_file.hpp"
+#include "io/layer_json.hpp"
 #include "io/parse.hpp"
+#include "nn/layer_kinds.hpp"
 #include "nn/optimizer_math.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
@@ -35,6 +38,8 @@ namespace {
 
 using nlohmann::json;
 using nlohmann::ordered_json;
+using io::JsonFile;
+using io::read_text;
 
 constexpr const char* kFormat = "onefit-model";
 constexpr int kFormatVersion = 1;
@@ -45,29 +50,11 @@ constexpr const char* kOptimizerFile = "optimizer.safetensors";
 constexpr const char* kConfigFile = "config.json";
 constexpr const char* kStateFile = "state.json";
 
-// A float as the shortest decimal that reads back as the same float (0.1f -> 0.1, not
-// 0.10000000149011612), so config.json stays readable and loads bit-exact.
-double shortest(float v) {
-    char text[32];
-    const auto end = std::to_chars(text, text + sizeof text, v).ptr;
-    return std::strtod(std::string(text, end).c_str(), nullptr);
-}
+using io::shortest;
 
 std::string join(const std::string& dir, const char* file) { return dir + "/" + file; }
 
 // ---- Writing ----
-
-ordered_json layer_json(const Layer& layer, const std::string& name) {
-    if (layer.kind == Layer::Kind::Dropout)
-        return {{"type", "dropout"}, {"name", name}, {"rate", shortest(layer.rate)}};
-    return {{"type", "dense"},
-            {"name", name},
-            {"units", layer.units},
-            {"activation", activation_name(layer.activation)},
-            {"use_bias", layer.use_bias},
-            {"kernel_initializer", layer.kernel_initializer},
-            {"bias_initializer", layer.bias_initializer}};
-}
 
 ordered_json optimizer_json(const Optimizer& o) {
     return {{"name", optimizer_name(o.kind)},
@@ -93,7 +80,7 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     config["seed"] = model.seed();
     const std::vector<std::string> names = default_layer_names(model.layers());
     config["layers"] = ordered_json::array();
-    for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(layer_json(model.layers()[i], names[i]));
+    for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(io::layer_json(model.layers()[i], names[i]));
     if (program) {
         config["loss"] = {{"name", loss_name(program->loss.kind)},
                           {"from_logits", program->loss.from_logits},
@@ -227,97 +214,6 @@ void write_folder(const std::string& dir_argument, const Files& files) {
 
 // ---- Reading ----
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw file_error(path, 0, 0, std::string("cannot open the file (") + std::strerror(errno) + ")");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// Fields of one JSON file, each read with its type checked and errors naming file and key.
-class JsonFile {
-public:
-    explicit JsonFile(std::string path) : path_(std::move(path)) {
-        const std::string text = read_text(path_);
-        try {
-            root_ = json::parse(text);
-        } catch (const json::parse_error& e) {
-            std::string detail = e.what();
-            const size_t bracket = detail.find("] ");
-            if (bracket != std::string::npos) detail.erase(0, bracket + 2);
-            throw file_error(path_, 0, 0, "malformed JSON: " + printable(detail, 200));
-        }
-        if (!root_.is_object()) throw file_error(path_, 0, 0, "must hold a JSON object {...}");
-    }
-    const json& root() const { return root_; }
-    Error error(const std::string& key, const std::string& what) const {
-        return file_error(path_, 0, 0, "'" + key + "' " + what);
-    }
-    const json& get(const json& object, const std::string& name, const std::string& key) const {
-        if (!object.is_object() || !object.contains(name)) throw error(key, "is missing");
-        return object[name];
-    }
-    int64_t integer(const json& object, const std::string& name, const std::string& key, int64_t min) const {
-        const json& v = get(object, name, key);
-        if (!v.is_number_integer() || v.get<int64_t>() < min)
-            throw error(key, "must be an integer >= " + std::to_string(min) + ", got " + printable(v.dump()));
-        return v.get<int64_t>();
-    }
-    uint64_t unsigned_integer(const json& object, const std::string& name, const std::string& key) const {
-        const json& v = get(object, name, key);
-        if (!v.is_number_unsigned()) throw error(key, "must be a non-negative integer, got " + printable(v.dump()));
-        return v.get<uint64_t>();
-    }
-    float number(const json& object, const std::string& name, const std::string& key) const {
-        const json& v = get(object, name, key);
-        if (!v.is_number()) throw error(key, "must be a number, got " + printable(v.dump()));
-        return static_cast<float>(v.get<double>());
-    }
-    bool boolean(const json& object, const std::string& name, const std::string& key) const {
-        const json& v = get(object, name, key);
-        if (!v.is_boolean()) throw error(key, "must be true or false, got " + printable(v.dump()));
-        return v.get<bool>();
-    }
-    std::string string(const json& object, const std::string& name, const std::string& key) const {
-        const json& v = get(object, name, key);
-        if (!v.is_string()) throw error(key, "must be a string, got " + printable(v.dump()));
-        return v.get<std::string>();
-    }
-    // A name looked up in one of the library's tables; its Error gains the file and key.
-    template <class F>
-    auto named(const std::string& key, F lookup) const {
-        try {
-            return lookup();
-        } catch (const Error& e) {
-            throw error(key, e.what());
-        }
-    }
-
-private:
-    std::string path_;
-    json root_;
-};
-
-Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
-    const std::string type = f.string(spec, "type", key + ".type");
-    const std::string name = f.string(spec, "name", key + ".name");
-    if (type == "dropout") {
-        const float rate = f.number(spec, "rate", key + ".rate");
-        if (!(rate >= 0.0f && rate < 1.0f)) throw f.error(key + ".rate", "must be in [0, 1)");
-        return Dropout(rate, name);
-    }
-    if (type != "dense") throw f.error(key + ".type", "is '" + printable(type) + "'; known: dense, dropout");
-    const int64_t units = f.integer(spec, "units", key + ".units", 1);
-    const std::string activation = f.string(spec, "activation", key + ".activation");
-    Layer layer = f.named(key + ".activation", [&] {
-        return Dense(units, activation_from_name(activation), f.boolean(spec, "use_bias", key + ".use_bias"), name);
-    });
-    layer.kernel_initializer = f.string(spec, "kernel_initializer", key + ".kernel_initializer");
-    layer.bias_initializer = f.string(spec, "bias_initializer", key + ".bias_initializer");
-    return layer;
-}
-
 Optimizer read_optimizer(const JsonFile& f, const json& spec) {
     Optimizer o = f.named("optimizer.name", [&] { return optimizer_from_name(f.string(spec, "name", "optimizer.name")); });
     o.learning_rate = f.number(spec, "learning_rate", "optimizer.learning_rate");
@@ -381,12 +277,9 @@ void save_model(const Sequential& model, const std::string& dir, int64_t epoch, 
     const std::vector<Tensor> weights = model.get_weights();
     std::vector<std::pair<std::string, Tensor>> named;
     size_t next = 0;
-    for (size_t i = 0; i < model.layers().size(); ++i) {
-        const Layer& layer = model.layers()[i];
-        if (layer.kind != Layer::Kind::Dense) continue;
-        named.emplace_back(names[i] + "/kernel", weights.at(next++));
-        if (layer.use_bias) named.emplace_back(names[i] + "/bias", weights.at(next++));
-    }
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), model.layers(), names);
+    for (size_t i = 0; i < specs.size(); ++i)
+        for (const nn::ParamSpec& p : specs[i].params) named.emplace_back(names[i] + "/" + p.name, weights.at(next++));
     const std::map<std::string, std::string> weights_meta = {{"format", "pt"}, {"onefit_save_id", save_id}};
     Files files;
     files.emplace_back(kWeightsFile, serialize_safetensors(named, weights_meta, join(dir, kWeightsFile)));
@@ -433,14 +326,14 @@ Sequential load_model(const std::string& dir) {
     if (version != kFormatVersion)
         throw f.error("format_version", "is " + std::to_string(version) + "; this onefit reads version 1 (a newer onefit wrote it?)");
     const std::string save_id = f.string(c, "save_id", "save_id");
-    const json& shape = f.get(c, "input_shape", "input_shape");
-    if (!shape.is_array() || shape.size() != 1 || !shape[0].is_number_integer() || shape[0].get<int64_t>() < 1)
-        throw f.error("input_shape", "must be [FEATURES], got " + printable(shape.dump()));
-    Sequential model({shape[0].get<int64_t>()}, f.unsigned_integer(c, "seed", "seed"));
+    const Shape input_shape = f.integers(c, "input_shape", "input_shape", 0, 1);
+    if (input_shape.size() > 3)
+        throw f.error("input_shape", "must be [FEATURES] or [HEIGHT, WIDTH, CHANNELS], got " + shape_to_string(input_shape));
+    Sequential model(input_shape, f.unsigned_integer(c, "seed", "seed"));
     const json& layers = f.get(c, "layers", "layers");
     if (!layers.is_array() || layers.empty()) throw f.error("layers", "must be a non-empty array");
     for (size_t i = 0; i < layers.size(); ++i)
-        model.add(read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
+        model.add(io::read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
 
     // Weights: by name, each checked against the layer that needs it.
     const std::string weights_path = join(dir, kWeightsFile);
@@ -450,22 +343,22 @@ Sequential load_model(const std::string& dir) {
     std::map<std::string, const Tensor*> by_name;
     for (const auto& [name, tensor] : tensors) by_name[name] = &tensor;
     std::vector<Tensor> weights;
-    int64_t width = shape[0].get<int64_t>();
-    for (const Layer& layer : model.layers()) {
-        if (layer.kind != Layer::Kind::Dense) continue;
-        auto take = [&](const std::string& name, const Shape& want) {
+    const std::vector<nn::LayerSpec> specs = f.named("layers", [&] {
+        return nn::layer_specs(model.input_shape(), model.layers(), default_layer_names(model.layers()));
+    });
+    for (size_t i = 0; i < specs.size(); ++i) {
+        const std::string& layer = model.layers()[i].name;
+        for (const nn::ParamSpec& p : specs[i].params) {
+            const std::string name = layer + "/" + p.name;
             const auto it = by_name.find(name);
-            if (it == by_name.end()) throw file_error(weights_path, 0, 0, "has no tensor '" + name + "' (layer '" + layer.name + "')");
-            if (it->second->shape() != want)
+            if (it == by_name.end()) throw file_error(weights_path, 0, 0, "has no tensor '" + name + "' (layer '" + layer + "')");
+            if (it->second->shape() != p.shape)
                 throw file_error(weights_path, 0, 0,
                                  "tensor '" + name + "' has shape " + shape_to_string(it->second->shape()) + ", layer '" +
-                                     layer.name + "' needs " + shape_to_string(want));
+                                     layer + "' needs " + shape_to_string(p.shape));
             weights.push_back(*it->second);
             by_name.erase(it);
-        };
-        take(layer.name + "/kernel", {width, layer.units});
-        if (layer.use_bias) take(layer.name + "/bias", {layer.units});
-        width = layer.units;
+        }
     }
     if (!by_name.empty())
         throw file_error(weights_path, 0, 0, "has tensor '" + by_name.begin()->first + "', which no layer in config.json uses");

@@ -18,26 +18,18 @@ constexpr int64_t kBlasMinWeights = 512;
 
 }  // namespace
 
-std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
-    std::map<std::string, int> seen;
-    std::vector<std::string> names;
-    for (const Layer& layer : layers) {
-        if (!layer.name.empty()) {
-            names.push_back(layer.name);
-            continue;
-        }
-        const std::string base = layer.kind == Layer::Kind::Dense ? "dense" : "dropout";
-        const int n = seen[base]++;
-        names.push_back(n == 0 ? base : base + "_" + std::to_string(n));
-    }
-    return names;
-}
-
 int64_t TrainingProgram::forward_macs_per_sample() const {
     int64_t macs = 0;
-    for (const ProgramOp& op : ops)
-        if (op.kind == Layer::Kind::Dense) macs += op.dense.in * op.dense.out;
+    for (const ProgramOp& op : ops) macs += op.macs_per_sample;
     return macs;
+}
+
+void check_input_shape(const Shape& input_shape) {
+    bool positive = !input_shape.empty() && input_shape.size() <= 3;
+    for (int64_t d : input_shape) positive = positive && d >= 1;
+    if (!positive)
+        throw Error("Sequential: input shape must be (features) or (height, width, channels), all positive, got " +
+                    shape_to_string(input_shape));
 }
 
 void check_learning_rate(float learning_rate) {
@@ -47,47 +39,76 @@ void check_learning_rate(float learning_rate) {
 
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
-    if (input_shape.size() != 1 || input_shape[0] < 1)
-        throw Error("Sequential: input shape must be one positive dimension (features), got " +
-                    shape_to_string(input_shape));
+    check_input_shape(input_shape);
     if (layers.empty()) throw Error("Sequential: the model has no layers; add a Dense layer");
     check_learning_rate(optimizer.learning_rate);
 
     TrainingProgram program;
-    program.input_width = input_shape[0];
+    program.input_shape = input_shape;
+    program.input_width = shape_elements(input_shape);
     program.loss = loss;
     program.optimizer = optimizer;
     program.metric_names = metrics;
 
     const std::vector<std::string> names = default_layer_names(layers);
-    int64_t width = input_shape[0], offset = 0;
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape, layers, names);
+    Shape shape = input_shape;
+    int64_t offset = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         const Layer& layer = layers[i];
         ProgramOp op;
         op.kind = layer.kind;
         op.layer_name = names[i];
-        op.in_width = width;
-        if (layer.kind == Layer::Kind::Dense) {
-            if (layer.units < 1) throw Error("layer '" + names[i] + "': units must be at least 1");
-            DenseOp& d = op.dense;
-            d.in = width;
-            d.out = layer.units;
-            d.activation = layer.activation;
-            d.use_bias = layer.use_bias;
-            d.use_blas = d.in * d.out >= kBlasMinWeights;
-            d.out_major = d.in > d.out && !(i == 0 && d.use_blas);
-            d.weight = offset;
-            offset += d.in * d.out;
-            d.bias = offset;
-            if (d.use_bias) offset += d.out;
-            width = d.out;
-        } else {
-            op.dropout_rate = layer.rate;
+        op.in_shape = shape;
+        op.out_shape = specs[i].output;
+        op.in_width = shape_elements(shape);
+        op.out_width = shape_elements(op.out_shape);
+        op.macs_per_sample = specs[i].macs_per_sample;
+        for (const nn::ParamSpec& p : specs[i].params) {
+            op.params.push_back({p.name, p.shape, offset});
+            offset += shape_elements(p.shape);
         }
-        op.out_width = width;
+        switch (layer.kind) {
+            case Layer::Kind::Dense: {
+                DenseOp& d = op.dense;
+                d.in = op.in_width;
+                d.out = op.out_width;
+                d.activation = layer.activation;
+                d.use_bias = layer.use_bias;
+                d.use_blas = d.in * d.out >= kBlasMinWeights;
+                d.out_major = d.in > d.out && !(i == 0 && d.use_blas);
+                d.weight = op.params[0].offset;
+                d.bias = layer.use_bias ? op.params[1].offset : offset;
+                break;
+            }
+            case Layer::Kind::Conv2D: {
+                op.window = nn::window_2d(shape, layer.kernel_size, layer.strides, layer.padding);
+                Conv2DOp& c = op.conv;
+                c.activation = layer.activation;
+                c.use_bias = layer.use_bias;
+                c.weight = op.params[0].offset;
+                c.bias = layer.use_bias ? op.params[1].offset : offset;
+                c.patch = op.window.k_h * op.window.k_w * op.window.channels;
+                c.filters = layer.filters;
+                c.use_blas = c.patch * c.filters >= kBlasMinWeights;
+                c.identity_patches = op.window.k_h == 1 && op.window.k_w == 1 && op.window.stride_h == 1 &&
+                                     op.window.stride_w == 1;
+                break;
+            }
+            case Layer::Kind::MaxPooling2D:
+            case Layer::Kind::AveragePooling2D:
+                op.window = nn::window_2d(shape, layer.pool_size, layer.strides, layer.padding);
+                break;
+            case Layer::Kind::Dropout:
+                op.dropout_rate = layer.rate;
+                break;
+            default:
+                break;
+        }
+        shape = op.out_shape;
         program.ops.push_back(op);
     }
-    program.output_width = width;
+    program.output_width = program.ops.back().out_width;
     if (program.ops.back().kind != Layer::Kind::Dense)
         throw Error("Sequential: the last layer must be Dense (it produces the predictions)");
 
@@ -102,24 +123,19 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         throw Error("loss: from_logits=true needs a linear last layer, but '" + program.ops.back().layer_name +
                     "' applies " + activation_name(last));
 
-    // Weights in Keras's layout from the seed, then placed in the program's layout.
+    // Weights in Keras's layout from the seed, layer by layer, then placed in the program's layout.
     program.params.assign(static_cast<size_t>(offset), 0.0f);
     Rng rng(seed);
     std::vector<Tensor> weights;
     for (size_t i = 0; i < layers.size(); ++i) {
-        if (layers[i].kind != Layer::Kind::Dense) continue;
-        const DenseOp& d = program.ops[i].dense;
-        try {
-            Tensor kernel({d.in, d.out});
-            nn::initialize(layers[i].kernel_initializer, kernel.data(), kernel.size(), d.in, d.out, rng);
-            weights.push_back(std::move(kernel));
-            if (d.use_bias) {
-                Tensor bias({d.out});
-                nn::initialize(layers[i].bias_initializer, bias.data(), bias.size(), d.in, d.out, rng);
-                weights.push_back(std::move(bias));
+        for (const nn::ParamSpec& p : specs[i].params) {
+            try {
+                Tensor values(p.shape);
+                nn::initialize(p.initializer, values.data(), values.size(), p.fan_in, p.fan_out, rng);
+                weights.push_back(std::move(values));
+            } catch (const Error& e) {
+                throw Error("layer '" + program.ops[i].layer_name + "': " + e.what());
             }
-        } catch (const Error& e) {
-            throw Error("layer '" + program.ops[i].layer_name + "': " + e.what());
         }
     }
     set_program_weights(program, weights);
@@ -141,27 +157,32 @@ int64_t kernel_index(const DenseOp& d, ParamOrder order, int64_t k, int64_t j) {
 }  // namespace
 
 void reorder_params(const TrainingProgram& program, ParamOrder from, const float* src, ParamOrder to, float* dst) {
+    // Every array but a Dense kernel sits in Keras's layout in every order.
+    std::copy(src, src + program.param_count(), dst);
     for (const ProgramOp& op : program.ops) {
         if (op.kind != Layer::Kind::Dense) continue;
         const DenseOp& d = op.dense;
         for (int64_t k = 0; k < d.in; ++k)
             for (int64_t j = 0; j < d.out; ++j) dst[kernel_index(d, to, k, j)] = src[kernel_index(d, from, k, j)];
-        if (d.use_bias) std::copy(src + d.bias, src + d.bias + d.out, dst + d.bias);
     }
 }
 
 std::vector<Tensor> program_weights(const TrainingProgram& program) {
     std::vector<Tensor> weights;
-    for (const ProgramOp& op : program.ops) {
-        if (op.kind != Layer::Kind::Dense) continue;
-        const DenseOp& d = op.dense;
-        Tensor kernel({d.in, d.out});
-        const float* p = program.params.data();
-        for (int64_t k = 0; k < d.in; ++k)
-            for (int64_t j = 0; j < d.out; ++j) kernel.at(k, j) = p[kernel_index(d, ParamOrder::program, k, j)];
-        weights.push_back(std::move(kernel));
-        if (d.use_bias) weights.emplace_back(Shape{d.out}, std::vector<float>(p + d.bias, p + d.bias + d.out));
-    }
+    const float* p = program.params.data();
+    for (const ProgramOp& op : program.ops)
+        for (size_t a = 0; a < op.params.size(); ++a) {
+            const ParamRef& ref = op.params[a];
+            Tensor values(ref.shape);
+            if (op.kind == Layer::Kind::Dense && a == 0) {
+                const DenseOp& d = op.dense;
+                for (int64_t k = 0; k < d.in; ++k)
+                    for (int64_t j = 0; j < d.out; ++j) values.at(k, j) = p[kernel_index(d, ParamOrder::program, k, j)];
+            } else {
+                std::copy(p + ref.offset, p + ref.offset + values.size(), values.data());
+            }
+            weights.push_back(std::move(values));
+        }
     return weights;
 }
 
@@ -169,27 +190,24 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
     // Written into a copy, so a shape error leaves the program's weights as they were.
     std::vector<float> params = program.params;
     size_t next = 0;
-    for (const ProgramOp& op : program.ops) {
-        if (op.kind != Layer::Kind::Dense) continue;
-        const DenseOp& d = op.dense;
-        auto take = [&](const Shape& shape, const char* what) -> const Tensor& {
+    for (const ProgramOp& op : program.ops)
+        for (size_t a = 0; a < op.params.size(); ++a) {
+            const ParamRef& ref = op.params[a];
             if (next >= weights.size())
-                throw Error("set_weights: missing the " + std::string(what) + " of layer '" + op.layer_name + "'");
+                throw Error("set_weights: missing the " + std::string(ref.name) + " of layer '" + op.layer_name + "'");
             const Tensor& t = weights[next++];
-            if (t.shape() != shape)
-                throw Error("set_weights: layer '" + op.layer_name + "' " + what + " needs shape " +
-                            shape_to_string(shape) + ", got " + shape_to_string(t.shape()));
-            return t;
-        };
-        const Tensor& kernel = take({d.in, d.out}, "kernel");
-        float* p = params.data();
-        for (int64_t k = 0; k < d.in; ++k)
-            for (int64_t j = 0; j < d.out; ++j) p[kernel_index(d, ParamOrder::program, k, j)] = kernel.at(k, j);
-        if (d.use_bias) {
-            const Tensor& bias = take({d.out}, "bias");
-            for (int64_t j = 0; j < d.out; ++j) p[d.bias + j] = bias[j];
+            if (t.shape() != ref.shape)
+                throw Error("set_weights: layer '" + op.layer_name + "' " + ref.name + " needs shape " +
+                            shape_to_string(ref.shape) + ", got " + shape_to_string(t.shape()));
+            float* p = params.data();
+            if (op.kind == Layer::Kind::Dense && a == 0) {
+                const DenseOp& d = op.dense;
+                for (int64_t k = 0; k < d.in; ++k)
+                    for (int64_t j = 0; j < d.out; ++j) p[kernel_index(d, ParamOrder::program, k, j)] = t.at(k, j);
+            } else {
+                std::copy(t.data(), t.data() + t.size(), p + ref.offset);
+            }
         }
-    }
     if (next != weights.size())
         throw Error("set_weights: got " + std::to_string(weights.size()) + " arrays, the model has " +
                     std::to_string(next));

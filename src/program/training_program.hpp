@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/layer_kinds.hpp"
 #include "onefit/layers.hpp"
 #include "onefit/losses.hpp"
 #include "onefit/optimizers.hpp"
@@ -29,17 +30,49 @@ struct DenseOp {
     bool use_blas = false;
 };
 
+// A Conv2D: im2col rows (one per output pixel, kernel_h * kernel_w * channels wide) times the
+// kernel in Keras's layout (kh, kw, in, filters), which is that product's (rows, filters) matrix.
+struct Conv2DOp {
+    Activation activation = Activation::linear;
+    bool use_bias = true;
+    int64_t weight = 0, bias = 0;
+    int64_t patch = 0, filters = 0;  // the product's inner and output widths
+    bool use_blas = false;
+    bool identity_patches = false;  // 1x1, stride 1, no padding: the input is its own im2col
+};
+
+// One parameter array of an op: get_weights's shape (Keras's layout) and where it starts in
+// TrainingProgram::params. Stored in that layout, except a Dense kernel (see DenseOp).
+struct ParamRef {
+    const char* name = "";
+    Shape shape;
+    int64_t offset = 0;
+};
+
 struct ProgramOp {
     Layer::Kind kind = Layer::Kind::Dense;
     std::string layer_name;
+    Shape in_shape, out_shape;  // per sample; a batch is rows of in_width (out_width) floats
     int64_t in_width = 0, out_width = 0;
+    std::vector<ParamRef> params;
     DenseOp dense;
+    Conv2DOp conv;
+    nn::Window2D window;  // Conv2D and the pooling layers
     float dropout_rate = 0.0f;
+    int64_t macs_per_sample = 0;  // multiply-adds of its forward pass (the cost model's)
+
+    // The activation applied after the op's product (linear for ops without one).
+    Activation activation() const {
+        return kind == Layer::Kind::Dense ? dense.activation : kind == Layer::Kind::Conv2D ? conv.activation
+                                                                                          : Activation::linear;
+    }
+    bool has_product() const { return kind == Layer::Kind::Dense || kind == Layer::Kind::Conv2D; }
 };
 
 class TrainingProgram {
 public:
     std::vector<ProgramOp> ops;
+    Shape input_shape;  // per sample
     int64_t input_width = 0, output_width = 0;
     Loss loss;
     Optimizer optimizer;
@@ -65,10 +98,14 @@ public:
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed);
 
+// Throws Error unless the shape is (features), (height, width) or (height, width, channels), positive.
+void check_input_shape(const Shape& input_shape);
+
 // Throws Error unless the learning rate is positive (compile, and a rate changed later).
 void check_learning_rate(float learning_rate);
 
-// Keras-layout weights (kernel (in, out), bias (out,) per Dense) <-> program parameters.
+// Keras-layout weights (per layer with parameters, in order: a Dense's kernel (in, out) and bias
+// (out,), a Conv2D's kernel (kh, kw, in, filters) and bias) <-> program parameters.
 std::vector<Tensor> program_weights(const TrainingProgram& program);
 void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights);
 
@@ -81,6 +118,6 @@ enum class ParamOrder { program, keras, legacy_program };
 void reorder_params(const TrainingProgram& program, ParamOrder from, const float* src, ParamOrder to, float* dst);
 
 // Keras-style default layer names: dense, dense_1, dropout, ...
-std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);
+using nn::default_layer_names;
 
 }  // namespace onefit

@@ -42,9 +42,17 @@ int64_t first_non_finite(const float* v, int64_t n) {
 }  // namespace
 
 void check_features(const TrainingProgram& program, const Tensor& x, const std::string& what) {
-    if (x.rank() != 2 || x.row_width() != program.input_width)
-        throw Error(what + " has shape " + shape_to_string(x.shape()) + " but the model expects (None, " +
-                    std::to_string(program.input_width) + ")");
+    // Rows of the sample shape, or of it flattened; (N, H, W) for a (H, W, 1) input, as images come.
+    Shape sample(x.shape().begin() + (x.rank() > 0 ? 1 : 0), x.shape().end());
+    if (sample.size() + 1 == program.input_shape.size() && program.input_shape.back() == 1) sample.push_back(1);
+    const bool fits = x.rank() >= 2 && x.row_width() == program.input_width &&
+                      (x.rank() == 2 || sample == program.input_shape);
+    if (!fits) {
+        std::string expected = "(None";
+        for (int64_t d : program.input_shape) expected += ", " + std::to_string(d);
+        throw Error(what + " has shape " + shape_to_string(x.shape()) + " but the model expects " + expected + ")" +
+                    (program.input_shape.size() > 1 ? " or those values flattened" : ""));
+    }
     if (x.rows() == 0) throw Error(what + " has no rows");
     const int64_t i = first_non_finite(x.data(), x.size());
     if (i < x.size())

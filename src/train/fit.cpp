@@ -90,7 +90,8 @@ History Sequential::run_fit(FitPlan& plan, const FitOptions& options) {
         if (options.device == Device::cpu) {
             profile->kernels = "SIMD " + cpu::simd_target();
             for (const ProgramOp& op : prog.ops)
-                if (op.kind == Layer::Kind::Dense && op.dense.use_blas) {
+                if ((op.kind == Layer::Kind::Dense && op.dense.use_blas) ||
+                    (op.kind == Layer::Kind::Conv2D && op.conv.use_blas)) {
                     profile->kernels += "; GEMM " + cpu::gemm_choice_summary();
                     break;
                 }

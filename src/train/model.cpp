@@ -3,6 +3,7 @@
 #include <optional>
 #include <sstream>
 
+#include "nn/layer_kinds.hpp"
 #include "nn/losses.hpp"
 #include "nn/metrics.hpp"
 #include "onefit/error.hpp"
@@ -15,9 +16,7 @@
 namespace onefit {
 
 Sequential::Sequential(Shape input_shape, uint64_t seed) : input_shape_(std::move(input_shape)), seed_(seed) {
-    if (input_shape_.size() != 1 || input_shape_[0] < 1)
-        throw Error("Sequential: input shape must be one positive dimension (features), got " +
-                    shape_to_string(input_shape_));
+    check_input_shape(input_shape_);
 }
 Sequential::Sequential(Sequential&&) noexcept = default;
 Sequential& Sequential::operator=(Sequential&&) noexcept = default;
@@ -90,38 +89,35 @@ void Sequential::set_weights(const std::vector<Tensor>& weights) {
 }
 
 int64_t Sequential::count_params() const {
-    int64_t n = 0, width = input_shape_.empty() ? 0 : input_shape_[0];
-    for (const Layer& layer : layers_)
-        if (layer.kind == Layer::Kind::Dense) {
-            n += width * layer.units + (layer.use_bias ? layer.units : 0);
-            width = layer.units;
-        }
+    int64_t n = 0;
+    for (const nn::LayerSpec& spec : nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)))
+        for (const nn::ParamSpec& p : spec.params) n += shape_elements(p.shape);
     return n;
 }
 
 std::string Sequential::summary() const {
     const std::vector<std::string> names = default_layer_names(layers_);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape_, layers_, names);
     const std::string rule(65, '_'), double_rule(65, '=');
     std::ostringstream s;
     auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
-        char buf[128];
+        char buf[160];
         std::snprintf(buf, sizeof buf, " %-28s%-26s%-10s", a.c_str(), b.c_str(), c.c_str());
         s << buf << "\n";
     };
     s << "Model: \"sequential\"\n" << rule << "\n";
     row("Layer (type)", "Output Shape", "Param #");
     s << double_rule << "\n";
-    int64_t width = input_shape_.empty() ? 0 : input_shape_[0];
+    int64_t total = 0;
     for (size_t i = 0; i < layers_.size(); ++i) {
-        const Layer& layer = layers_[i];
-        const bool dense = layer.kind == Layer::Kind::Dense;
-        const int64_t params = dense ? width * layer.units + (layer.use_bias ? layer.units : 0) : 0;
-        if (dense) width = layer.units;
-        row(names[i] + (dense ? " (Dense)" : " (Dropout)"), "(None, " + std::to_string(width) + ")",
-            std::to_string(params));
+        int64_t params = 0;
+        for (const nn::ParamSpec& p : specs[i].params) params += shape_elements(p.shape);
+        total += params;
+        std::string shape = "(None";
+        for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
+        row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params));
         if (i + 1 < layers_.size()) s << "\n";
     }
-    const int64_t total = count_params();
     s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << total
       << "\nNon-trainable params: 0\n" << rule << "\n";
     return s.str();

@@ -31,6 +31,9 @@ struct Problem {
     int64_t rows = 5;
     int64_t y_width = -1;           // -1: the output width (1 for class indices)
     double last_bias = std::nan("");  // overrides the last layer's biases (keeps relu outputs positive)
+    Shape image{};                    // an image input (height, width, channels) instead of `in` features
+
+    Shape input_shape() const { return image.empty() ? Shape{in} : image; }
 };
 
 struct Result {
@@ -54,13 +57,13 @@ double mean_loss(const TrainingProgram& program, const std::vector<double>& para
 }
 
 Result check(const Problem& p, uint64_t seed = 1) {
-    const TrainingProgram program = lower_sequential({p.in}, p.layers, p.loss, Adam(), {}, seed);
+    const TrainingProgram program = lower_sequential(p.input_shape(), p.layers, p.loss, Adam(), {}, seed);
     const int64_t k = program.output_width;
     const int64_t y_width = p.y_width > 0 ? p.y_width : (p.labels == Labels::class_index ? 1 : k);
     Rng rng(seed * 7919 + 13);
     auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.uniform_double(); };
 
-    std::vector<double> x(static_cast<size_t>(p.rows * p.in)), y(static_cast<size_t>(p.rows * y_width));
+    std::vector<double> x(static_cast<size_t>(p.rows * shape_elements(p.input_shape()))), y(static_cast<size_t>(p.rows * y_width));
     for (double& v : x) v = uniform(-1, 1);
     for (int64_t r = 0; r < p.rows; ++r) {
         double* yr = y.data() + r * y_width;
@@ -373,6 +376,57 @@ TEST(DropoutMask, InferenceKeepsEveryUnitUnscaled) {
     cpu::CpuExecutor<double> executor(probe.program, DropoutProbe::kRows, {}, 1, 3);
     executor.forward(probe.ones.data(), DropoutProbe::kRows, false);
     for (size_t i = 0; i < probe.ones.size(); ++i) ASSERT_EQ(executor.output()[i], 1.0) << "unit " << i;
+}
+
+}  // namespace
+}  // namespace onefit
+
+namespace onefit {
+namespace {
+
+// Image layers: a Conv2D's kernel and bias gradients (im2col, the Dense product, col2im for the
+// layer below), pooling's routing of gradients, Flatten and Reshape passing them through.
+// Convolutions after another layer check their input gradient through that layer's parameters.
+TEST(Gradients, ConvolutionValidThenMaxPoolingFlattenAndDense) {
+    expect_gradients_match({.layers = {Conv2D(3, 3, 1, "valid", "relu"), MaxPooling2D(2), Flatten(),
+                                       Dense(4, "softmax")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index, .rows = 3, .image = {6, 7, 2}});
+}
+
+TEST(Gradients, StackedConvolutionsWithSamePaddingAndStrides) {
+    // Even inputs with stride 2 pad one more pixel after than before (TensorFlow's "same").
+    expect_gradients_match({.layers = {Conv2D(3, {3, 2}, {2, 1}, "same", "tanh"), Conv2D(2, 3, 2, "same", "swish"),
+                                       Flatten(), Dense(3, "linear")},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 2, .image = {6, 5, 2}});
+}
+
+TEST(Gradients, AveragePoolingWithPartialWindowsAndGlobalAveragePooling) {
+    expect_gradients_match({.layers = {Conv2D(4, 2, 1, "same", "sigmoid"), AveragePooling2D(2, 2, "same"),
+                                       Conv2D(3, 1, 1, "valid", "elu"), GlobalAveragePooling2D(), Dense(2, "linear")},
+                            .loss = make_loss(LossKind::log_cosh), .rows = 3, .image = {5, 5, 1}});
+}
+
+TEST(Gradients, OverlappingMaxPoolingWindows) {
+    expect_gradients_match({.layers = {Conv2D(2, 2, 1, "valid", "linear"), MaxPooling2D({3, 3}, {1, 1}, "same"),
+                                       Flatten(), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot,
+                            .rows = 2, .image = {4, 4, 2}});
+}
+
+TEST(Gradients, ConvolutionsOnTheBlasPathAndASoftmaxOverChannels) {
+    const Problem p{.layers = {Conv2D(8, 3, 1, "same", "softmax"), Conv2D(16, 3, 1, "valid", "relu", false),
+                               Flatten(), Dense(2, "linear")},
+                    .loss = make_loss(LossKind::mean_squared_error), .rows = 2, .image = {6, 6, 3}};
+    const TrainingProgram program = lower_sequential(p.input_shape(), p.layers, p.loss, Adam(), {}, 0);
+    ASSERT_TRUE(program.ops[1].conv.use_blas);  // 3 x 3 x 8 x 16 weights
+    expect_gradients_match(p);
+}
+
+TEST(Gradients, ReshapeFromFeaturesIntoAnImage) {
+    expect_gradients_match({.in = 5, .layers = {Dense(12, "tanh"), Reshape({2, -1, 3}), Conv2D(2, 2), Flatten(),
+                                                Dropout(0.0f), Dense(3, "linear")},
+                            .loss = make_loss(LossKind::mean_squared_error)});
 }
 
 }  // namespace

@@ -295,7 +295,12 @@ TEST(LoweringErrors, BadInputShapeOrLearningRate) {
     EXPECT_THROW(lower_sequential({4, 2}, {Dense(3)}, loss_from_name("mse"), Adam(), {}, 0), Error);
     EXPECT_THROW(lower_sequential({0}, {Dense(3)}, loss_from_name("mse"), Adam(), {}, 0), Error);
     EXPECT_THROW(lower({Dense(3)}, 4, loss_from_name("mse"), Adam(0.0f)), Error);
-    EXPECT_THROW(Sequential({4, 1}), Error);
+    EXPECT_THROW(Sequential({4, 0}), Error);
+    EXPECT_THROW(Sequential({2, 2, 2, 2}), Error);
+    // Images are inputs now; a Dense on one asks for a Flatten.
+    Sequential image({4, 1});
+    image.add(Dense(3));
+    EXPECT_TRUE(contains(error_of([&] { image.compile("adam", "mse"); }), "add Flatten()"));
 }
 
 TEST(LoweringErrors, SetWeightsWithAWrongShapeNamesTheLayerAndBothShapes) {

@@ -138,8 +138,9 @@ Counts steady_state_allocations(const Case& c) {
     TrainingProgram program =
         lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {"accuracy", "mae"}, 1);
     const int64_t classes = program.output_width;
-    const Tensor x = features(c.rows, c.input[0]), y = labels(c.rows, classes);
-    const Tensor val_x = features(c.rows / 3 + 1, c.input[0]), val_y = labels(c.rows / 3 + 1, classes);
+    const int64_t width = shape_elements(c.input);
+    const Tensor x = features(c.rows, width), y = labels(c.rows, classes);
+    const Tensor val_x = features(c.rows / 3 + 1, width), val_y = labels(c.rows / 3 + 1, classes);
     FitPlan plan;
     plan.x = FeatureView(x);
     plan.y = &y;
@@ -227,6 +228,22 @@ TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
                  .batch_size = 32,
                  .shuffle = true};
     ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[0].dense.use_blas);
+    expect_no_allocation(c);
+}
+
+TEST(NoAllocation, ImageLayersAllocateNothing) {
+    // im2col rows (small and BLAS-sized convolutions, a 1x1 one reading its input in place),
+    // pooling's argmax, Flatten and Reshape all live in buffers made at construction.
+    const Case c{.input = {10, 10, 2},
+                 .layers = {Conv2D(8, 3, 1, "same", "relu"), MaxPooling2D(2), Conv2D(16, 3, 1, "valid", "tanh"),
+                            Conv2D(4, 1), AveragePooling2D(2, 1, "same"), Reshape({-1}), Flatten(), Dropout(0.2f),
+                            Dense(3, "softmax")},
+                 .loss = "sparse_categorical_crossentropy",
+                 .optimizer = Adam(0.001f),
+                 .rows = 60,
+                 .batch_size = 16,
+                 .shuffle = true};
+    ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[2].conv.use_blas);
     expect_no_allocation(c);
 }
 

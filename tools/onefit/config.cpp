@@ -328,6 +328,32 @@ Layer make_dropout(double rate, const std::string& name, const std::string& wher
     return Dropout(static_cast<float>(rate), name);
 }
 
+std::string layers_text(const Shape& input_shape, const std::vector<Layer>& layers) {
+    // Appends only: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+    std::string line;
+    const auto dims = [&line](const auto& values) {
+        for (size_t i = 0; i < values.size(); ++i) line.append(i ? "x" : "").append(std::to_string(values[i]));
+    };
+    dims(input_shape);
+    for (const Layer& layer : layers) {
+        line.append("-");
+        switch (layer.kind) {
+            case Layer::Kind::Dense: line.append(std::to_string(layer.units)); break;
+            case Layer::Kind::Dropout: line.append("dropout(").append(format_double(layer.rate)).append(")"); break;
+            case Layer::Kind::Flatten: line.append("flatten"); break;
+            case Layer::Kind::Reshape: line.append("reshape("), dims(layer.target_shape), line.append(")"); break;
+            case Layer::Kind::Conv2D:
+                line.append("conv").append(std::to_string(layer.filters)).append("(");
+                dims(layer.kernel_size), line.append(")");
+                break;
+            case Layer::Kind::MaxPooling2D: line.append("maxpool("), dims(layer.pool_size), line.append(")"); break;
+            case Layer::Kind::AveragePooling2D: line.append("avgpool("), dims(layer.pool_size), line.append(")"); break;
+            case Layer::Kind::GlobalAveragePooling2D: line.append("globalavgpool"); break;
+        }
+    }
+    return line;
+}
+
 std::string printable(const std::string& text, size_t max_chars) {
     std::string out;
     for (size_t i = 0; i < text.size() && i < max_chars; ++i) {

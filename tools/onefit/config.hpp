@@ -123,6 +123,8 @@ void check_metrics(const std::vector<std::string>& names, const std::string& whe
 Layer make_dense(int64_t units, const std::string& activation, bool use_bias, const std::string& name,
                  const std::string& where);
 Layer make_dropout(double rate, const std::string& name, const std::string& where);
+// The model in a line: "4-32-3", "28x28x1-conv32(3x3)-maxpool(2x2)-flatten-dropout(0.5)-10".
+std::string layers_text(const Shape& input_shape, const std::vector<Layer>& layers);
 
 // A message fragment safe to print on one line: control and non-ASCII bytes escaped, cut
 // after max_chars.

@@ -20,6 +20,7 @@ double since(clock_type::time_point t) { return std::chrono::duration<double>(cl
 struct ExplainData {
     Tensor x_train, y_train, x_val, y_val;
     int64_t train_rows = 0, validation_rows = 0;
+    Shape sample_shape;
 };
 
 // The data exactly as `onefit fit` loads and splits it (split_data), with validation_split's last
@@ -37,14 +38,14 @@ ExplainData load(const FitConfig& config) {
     }
     d.train_rows = d.x_train.rows();
     d.validation_rows = d.x_val.rows();
+    d.sample_shape = s.sample_shape;
     return d;
 }
 
 std::string describe(const FitConfig& config, const ExplainData& d) {
     std::string line = config.source + " (" + std::to_string(d.train_rows) + " train / " +
-                       std::to_string(d.validation_rows) + " validation rows), " + std::to_string(d.x_train.dim(1));
-    for (const Layer& layer : config.layers)
-        line += layer.kind == Layer::Kind::Dense ? "-" + std::to_string(layer.units) : "-dropout";
+                       std::to_string(d.validation_rows) + " validation rows), " +
+                       layers_text(model_from(config, d.sample_shape).input_shape(), config.layers);
     return line + ", " + config.optimizer + ", " + config.loss + ", batch " + std::to_string(config.batch_size) + ", " +
            std::to_string(config.epochs) + " epochs";
 }
@@ -86,6 +87,8 @@ CLI::App* add_explain_command(CLI::App& app, ExplainFlags& flags) {
 
 Device auto_device(const Sequential& model, int64_t train_rows, int64_t validation_rows, const FitConfig& config) {
     if (!cuda_available()) return Device::cpu;  // nothing to choose from: no calibration needed
+    for (const Layer& layer : model.layers())  // the CUDA backend runs Dense and Dropout only
+        if (layer.kind != Layer::Kind::Dense && layer.kind != Layer::Kind::Dropout) return Device::cpu;
     const FitWork work = work_of(model, train_rows, validation_rows, config, config.epochs);
     return pick_device(work, device_profiles(cpu_profile()));
 }
@@ -113,7 +116,7 @@ int run_explain(const ExplainFlags& flags) {
     settle_loss(config, data.y_train, flags.json ? nullptr : &std::cout);
 
     start = clock_type::now();
-    Sequential model = model_from(config, data.x_train.dim(1));
+    Sequential model = model_from(config, data.sample_shape);
     compile_from(model, config);
     times.compile_seconds = since(start);
 

@@ -28,16 +28,10 @@ std::string format_number(double v) {
 }
 
 // Counted before compile, so a mistyped width fails here instead of exhausting memory.
-void check_model_size(const FitConfig& config, int64_t features) {
-    int64_t params = 0, width = features;
-    for (const Layer& layer : config.layers) {
-        if (layer.kind != Layer::Kind::Dense) continue;
-        params += width * layer.units + (layer.use_bias ? layer.units : 0);
-        width = layer.units;
-        if (params > kMaxParams)
-            throw Error("the model has more than " + std::to_string(kMaxParams) +
-                        " parameters, more than onefit fit trains; use fewer units");
-    }
+void check_model_size(const Sequential& model) {
+    if (model.count_params() > kMaxParams)
+        throw Error("the model has more than " + std::to_string(kMaxParams) +
+                    " parameters, more than onefit fit trains; use fewer units");
 }
 
 // "onefit: iris (105 train / 45 validation rows), 4-32-3, adam(lr=0.1), log_cosh, batch 20, 20 epochs":
@@ -46,10 +40,7 @@ std::string describe_run(const FitConfig& config, const SplitData& data, const S
     std::string line = "onefit: " + data.name + " (" + std::to_string(data.train_rows) + " train";
     line += data.validation_rows > 0 ? " / " + std::to_string(data.validation_rows) + " validation rows), "
                                      : " rows, no validation), ";
-    line += std::to_string(model.input_shape()[0]);
-    for (const Layer& layer : model.layers())
-        line += layer.kind == Layer::Kind::Dense ? "-" + std::to_string(layer.units)
-                                                 : "-dropout(" + format_number(layer.rate) + ")";
+    line += layers_text(model.input_shape(), model.layers());
     line += ", " + optimizer_name(model.optimizer().kind) + "(lr=" + format_number(model.optimizer().learning_rate) +
             "), " + loss_name(model.loss().kind);
     if (!config.metrics.empty()) {
@@ -107,9 +98,11 @@ SplitData split_data(const FitConfig& config) {
         }
         data.train_rows = data.x_train.rows();
         data.validation_rows = data.validation->first.rows();
+        data.sample_shape = all.sample_shape.empty() ? Shape{data.x_train.row_width()} : all.sample_shape;
         return data;
     }
     const int64_t n = all.x.rows();
+    data.sample_shape = all.sample_shape.empty() ? Shape{all.x.row_width()} : all.sample_shape;
     data.x_train = std::move(all.x);  // moved: a copy would double the features' memory
     data.y_train = std::move(all.y);
     // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.
@@ -162,8 +155,10 @@ FitConfig fit_config_from(const std::vector<std::string>& args, const std::strin
     return resolve_fit_config(fit_flags);
 }
 
-Sequential model_from(const FitConfig& config, int64_t features) {
-    Sequential model({features}, config.seed);
+Sequential model_from(const FitConfig& config, const Shape& sample_shape) {
+    const bool image = !config.layers.empty() && config.layers.front().kind != Layer::Kind::Dense &&
+                       config.layers.front().kind != Layer::Kind::Dropout;
+    Sequential model(image ? sample_shape : Shape{shape_elements(sample_shape)}, config.seed);
     for (const Layer& layer : config.layers) model.add(layer);
     return model;
 }
@@ -185,11 +180,9 @@ int run_fit(const FitConfig& given, bool profile) {
     times.load_seconds = phase_seconds();
     times.load_bytes = data_file_bytes(config);
     settle_loss(config, data.y_train, &std::cout);
-    const int64_t features = data.x_train.dim(1);
-    check_model_size(config, features);
-
     Persistence persistence(config);  // checks its paths before any training
-    Sequential model = persistence.resumed ? std::move(*persistence.resumed) : model_from(config, features);
+    Sequential model = persistence.resumed ? std::move(*persistence.resumed) : model_from(config, data.sample_shape);
+    check_model_size(model);
     if (!persistence.resumed) compile_from(model, config);
     times.compile_seconds = phase_seconds();
     FitProfile fit_profile;

@@ -33,6 +33,7 @@ struct SplitData {
     Tensor x_train, y_train;
     std::optional<std::pair<Tensor, Tensor>> validation;  // the test split, when test_size > 0
     int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
+    Shape sample_shape;  // one sample's shape as read: (height, width, channels) for images
 };
 SplitData split_data(const FitConfig& config);
 
@@ -57,7 +58,9 @@ FitConfig fit_config_from(const std::vector<std::string>& args, const std::strin
 
 // The config's layers on `features` inputs with its seed; compile_from compiles them with its
 // optimizer, learning rate, loss and metrics.
-Sequential model_from(const FitConfig& config, int64_t features);
+// The config's model on the data's samples: images keep their shape when the first layer is an
+// image layer (Conv2D, pooling, Flatten, Reshape), a Dense model sees them flattened.
+Sequential model_from(const FitConfig& config, const Shape& sample_shape);
 void compile_from(Sequential& model, const FitConfig& config);
 
 // fit_command.cpp: loads the data, builds and trains the model, prints the report; returns

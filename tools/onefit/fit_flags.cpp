@@ -19,16 +19,69 @@ std::vector<std::string> split_list(const std::string& text) {
     return items;
 }
 
-// "32:relu,dropout:0.2,3:softmax": UNITS[:ACTIVATION] or dropout:RATE, comma separated.
+// "32:relu,dropout:0.2,3:softmax" or "conv:32:3:relu,maxpool:2,flatten,10:softmax": comma
+// separated layers, each UNITS[:ACTIVATION], dropout:RATE, flatten, reshape:D1[:D2[:D3]],
+// conv:FILTERS:KERNEL[:ACTIVATION][:same|valid][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same|valid]
+// or globalavgpool.
+constexpr const char* kLayerForms =
+    "UNITS[:ACTIVATION] (32:relu), dropout:RATE, flatten, reshape:D1:D2:D3, "
+    "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE] (conv:32:3:relu), maxpool[:SIZE[:STRIDE]][:same], "
+    "avgpool[:SIZE[:STRIDE]][:same] or globalavgpool";
+
+std::vector<std::string> split_fields(const std::string& item) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+        const size_t colon = item.find(':', start);
+        fields.push_back(item.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
+        if (colon == std::string::npos) return fields;
+        start = colon + 1;
+    }
+}
+
+bool parse_integer(const std::string& text, int64_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+Layer parse_image_layer(const std::vector<std::string>& fields, const std::string& where) {
+    const std::string& head = fields[0];
+    std::vector<int64_t> numbers;
+    std::string padding = "valid", activation = "linear";
+    for (size_t i = 1; i < fields.size(); ++i) {
+        int64_t n = 0;
+        if (parse_integer(fields[i], n)) numbers.push_back(n);
+        else if (fields[i] == "same" || fields[i] == "valid") padding = fields[i];
+        else activation = fields[i];
+    }
+    try {
+        if (head == "flatten" && fields.size() == 1) return Flatten();
+        if (head == "globalavgpool" && fields.size() == 1) return GlobalAveragePooling2D();
+        if (head == "reshape" && !numbers.empty() && numbers.size() + 1 == fields.size()) return Reshape(numbers);
+        if ((head == "conv" || head == "conv2d") && numbers.size() >= 2 && numbers.size() <= 3) {
+            check_int(numbers[0], 1, kMaxUnits, where + ": filters");
+            return Conv2D(numbers[0], numbers[1], numbers.size() == 3 ? numbers[2] : 1, padding, activation);
+        }
+        const bool pool = head == "maxpool" || head == "avgpool";
+        if (pool && numbers.size() <= 2 && activation == "linear") {
+            const int64_t size = numbers.empty() ? 2 : numbers[0], stride = numbers.size() == 2 ? numbers[1] : 0;
+            return head == "maxpool" ? MaxPooling2D(size, stride, padding) : AveragePooling2D(size, stride, padding);
+        }
+    } catch (const Error& e) {
+        throw Error(where + ": " + printable(e.what(), 300));
+    }
+    throw Error(where + ": a layer is " + kLayerForms);
+}
+
 std::vector<Layer> parse_layers(const std::string& text) {
     std::vector<Layer> layers;
     for (const std::string& item : split_list(text)) {
         const std::string where = "--layers '" + printable(item) + "'";
-        const size_t colon = item.find(':');
-        const std::string head = item.substr(0, colon);
-        const std::string tail = colon == std::string::npos ? "" : item.substr(colon + 1);
+        const std::vector<std::string> fields = split_fields(item);
+        const std::string& head = fields[0];
         if (head == "dropout") {
             double rate = 0.0;
+            const std::string tail = fields.size() == 2 ? fields[1] : "";
             const auto [end, ec] = std::from_chars(tail.data(), tail.data() + tail.size(), rate);
             if (tail.empty() || ec != std::errc() || end != tail.data() + tail.size())
                 throw Error(where + ": a dropout layer is dropout:RATE, e.g. dropout:0.2");
@@ -36,11 +89,13 @@ std::vector<Layer> parse_layers(const std::string& text) {
             continue;
         }
         int64_t units = 0;
-        const auto [end, ec] = std::from_chars(head.data(), head.data() + head.size(), units);
-        if (head.empty() || ec != std::errc() || end != head.data() + head.size())
-            throw Error(where + ": a layer is UNITS:ACTIVATION (e.g. 32:relu) or dropout:RATE (e.g. dropout:0.2)");
+        if (!parse_integer(head, units)) {
+            layers.push_back(parse_image_layer(fields, where));
+            continue;
+        }
         check_int(units, 1, kMaxUnits, where + ": units");
-        layers.push_back(make_dense(units, colon == std::string::npos ? "linear" : tail, true, "", where));
+        const size_t colon = item.find(':');
+        layers.push_back(make_dense(units, colon == std::string::npos ? "linear" : item.substr(colon + 1), true, "", where));
     }
     if (layers.empty()) throw Error("--layers is empty; give e.g. 32:relu,3:softmax");
     return layers;
@@ -79,7 +134,8 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
     add(*fit, "--data", flags.data, "CSV file with a header row, an .npy or IDX features file (with --labels), or 'iris' (built in)")->type_name("FILE");
     add(*fit, "--label", flags.label, "CSV label column: header name or 0-based index (default: the last)")
         ->type_name("COLUMN");
-    add(*fit, "--layers", flags.layers, "Layers after the input, e.g. 32:relu,dropout:0.2,3:softmax")
+    add(*fit, "--layers", flags.layers,
+        "Layers after the input, e.g. 32:relu,dropout:0.2,3:softmax or conv:32:3:relu,maxpool:2,flatten,10:softmax")
         ->type_name("LIST");
     add(*fit, "--epochs", flags.epochs, "Epochs (default 20)")->type_name("N");
     add(*fit, "--batch-size", flags.batch_size, "Batch size (default 20 on iris, 32 on your data)")->type_name("N");

@@ -206,7 +206,7 @@ void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGri
 // folds, on every training row (scikit-learn's refit).
 Sequential refit(const FitConfig& config, const SplitData& data, FitOptions options, const Configuration& c) {
     const SweepMember& m = *c.members.front();
-    Sequential model = sweep_member_model(model_from(config, data.x_train.dim(1)),
+    Sequential model = sweep_member_model(model_from(config, data.sample_shape),
                                           optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
                                           loss_from_name(config.loss), CompileOptions{config.metrics}, m);
     options.verbose = 0, options.batch_size = m.batch_size, options.epochs = m.epochs;
@@ -343,7 +343,7 @@ int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
 
     SplitData data = split_data(config);
     settle_loss(config, data.y_train, text ? &std::cout : nullptr);
-    const Sequential model = model_from(config, data.x_train.dim(1));
+    const Sequential model = model_from(config, data.sample_shape);
     FitOptions options = fit_options(config, data);  // sweep() makes members silent
     // --device cuda: each group of members in one launch, a block each (auto: the CPU, whose
     // stacks the cost model does not yet weigh against a GPU launch).

@@ -372,8 +372,11 @@ def load_model(filepath, compile=True):
         if info["kind"] == "Dense":
             layer = _layers.Dense(info["units"], activation=info["activation"], use_bias=info["use_bias"],
                                   name=info["name"] or None)
-        else:
+        elif info["kind"] == "Dropout":
             layer = _layers.Dropout(info["rate"], name=info["name"] or None)
+        else:
+            raise ValueError(f"{os.fspath(filepath)}: layer {info['name']!r} is a {info['kind']}, which onefit.keras "
+                             "does not build yet (the onefit command line and the C++ API train it)")
         model.layers.append(layer)
     model._input_shape = tuple(native.input_shape)
     model._native = native

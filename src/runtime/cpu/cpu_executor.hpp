@@ -32,6 +32,7 @@
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
 #include "runtime/cpu/dense_kernels.hpp"
+#include "runtime/cpu/layer_kernels.hpp"
 #include "core/simd.hpp"
 
 ONEFIT_SIMD_BEGIN(cpu)
@@ -54,19 +55,29 @@ public:
           grads_(params_.size()), slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
         const size_t n = ops_.size();
-        z_.resize(n), a_.resize(n), da_.resize(n), mask_.resize(n);
+        z_.resize(n), a_.resize(n), da_.resize(n), mask_.resize(n), cols_.resize(n), argmax_.resize(n);
+        size_t dcols = 0;
         for (size_t i = 0; i < n; ++i) {
-            const size_t size = static_cast<size_t>(max_rows * ops_[i].out_width);
+            const ProgramOp& op = ops_[i];
+            const size_t size = static_cast<size_t>(max_rows * op.out_width);
             z_[i].assign(size, T(0));
             da_[i].assign(size, T(0));
-            const bool own_output = ops_[i].kind == Layer::Kind::Dropout || ops_[i].dense.activation != Activation::linear;
+            const bool own_output = op.kind == Layer::Kind::Dropout || op.activation() != Activation::linear;
             if (own_output) a_[i].assign(size, T(0));
-            if (ops_[i].kind == Layer::Kind::Dropout) mask_[i].assign(size, T(1));
+            if (op.kind == Layer::Kind::Dropout) mask_[i].assign(size, T(1));
+            if (op.kind == Layer::Kind::MaxPooling2D) argmax_[i].assign(size, 0);
+            if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
+                const size_t patches = static_cast<size_t>(max_rows * op.window.out_h * op.window.out_w * op.conv.patch);
+                cols_[i].assign(patches, T(0));
+                if (i > 0) dcols = std::max(dcols, patches);
+            }
             // The GEMM library is chosen (measured, the first time on a machine) here, on the
             // calling thread, not in a step on a pool worker.
-            if (std::is_same_v<T, float> && ops_[i].kind == Layer::Kind::Dense && ops_[i].dense.use_blas)
-                prepare_gemm_choice();
+            const bool blas = (op.kind == Layer::Kind::Dense && op.dense.use_blas) ||
+                              (op.kind == Layer::Kind::Conv2D && op.conv.use_blas);
+            if (std::is_same_v<T, float> && blas) prepare_gemm_choice();
         }
+        dcols_.assign(dcols, T(0));
         plan_tail(max_rows);
     }
 
@@ -149,15 +160,54 @@ private:
         const ProgramOp& op = ops_[i];
         const int64_t width = op.out_width;
         const T* in = op_input(i, x, r0);
-        if (op.kind == Layer::Kind::Dense) {
-            const DenseOp& d = op.dense;
-            T* relu_out = d.activation == Activation::relu && !defer_activation ? out(i) + r0 * width : nullptr;
-            const bool activated = dense_forward(z_[i].data() + r0 * width, in, params_.data() + d.weight,
-                                                 d.use_bias ? params_.data() + d.bias : nullptr, rows, d.in, d.out,
-                                                 d.out_major, d.use_blas, relu_out);
-            if (!activated && !defer_activation) activation_forward_op(i, r0, rows);
-            return;
+        T* z = z_[i].data() + r0 * width;
+        T* relu_out = op.activation() == Activation::relu && !defer_activation ? out(i) + r0 * width : nullptr;
+        bool activated = false;
+        switch (op.kind) {
+            case Layer::Kind::Dense: {
+                const DenseOp& d = op.dense;
+                activated = dense_forward(z, in, params_.data() + d.weight, d.use_bias ? params_.data() + d.bias : nullptr,
+                                          rows, d.in, d.out, d.out_major, d.use_blas, relu_out);
+                break;
+            }
+            case Layer::Kind::Conv2D: {  // im2col, then the Dense product over every output pixel
+                const Conv2DOp& c = op.conv;
+                activated = dense_forward(z, conv_patches(i, in, r0, rows, true), params_.data() + c.weight,
+                                          c.use_bias ? params_.data() + c.bias : nullptr, rows * pixels(op), c.patch,
+                                          c.filters, false, c.use_blas, relu_out);
+                break;
+            }
+            case Layer::Kind::MaxPooling2D:
+                return max_pool_forward(z, argmax_[i].data() + r0 * width, in, rows, op.window);
+            case Layer::Kind::AveragePooling2D:
+                return average_pool_forward(z, in, rows, op.window);
+            case Layer::Kind::GlobalAveragePooling2D:
+                return global_average_pool_forward(z, in, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
+            case Layer::Kind::Flatten:
+            case Layer::Kind::Reshape:
+                std::copy(in, in + rows * width, z);
+                return;
+            case Layer::Kind::Dropout:
+                return dropout_forward(i, in, r0, rows, training);
         }
+        if (!activated && !defer_activation) activation_forward_op(i, r0, rows);
+    }
+
+    static int64_t pixels(const ProgramOp& op) { return op.window.out_h * op.window.out_w; }
+
+    // A Conv2D's im2col rows for batch rows [r0, r0 + rows) (with fill, written from its input
+    // first); a 1x1 stride-1 convolution's input is already that matrix.
+    const T* conv_patches(size_t i, const T* in, int64_t r0, int64_t rows, bool fill) {
+        const ProgramOp& op = ops_[i];
+        if (op.conv.identity_patches) return in;
+        T* cols = cols_[i].data() + r0 * pixels(op) * op.conv.patch;
+        if (fill) im2col(cols, in, rows, op.window);
+        return cols;
+    }
+
+    void dropout_forward(size_t i, const T* in, int64_t r0, int64_t rows, bool training) {
+        const ProgramOp& op = ops_[i];
+        const int64_t width = op.out_width;
         // Inverted dropout: keep with probability 1 - rate, scaled by 1 / (1 - rate). The mask
         // hashes the element's index in the whole batch, so halves draw the batch's mask.
         const int64_t first = r0 * width, n = rows * width;
@@ -170,11 +220,16 @@ private:
         for (int64_t j = 0; j < n; ++j) o[j] = in[j] * m[j];
     }
 
+    // An activation's rows and width: a Conv2D's act on each pixel's channels (softmax over them).
+    static int64_t activation_width(const ProgramOp& op) {
+        return op.kind == Layer::Kind::Conv2D ? op.conv.filters : op.out_width;
+    }
+
     void activation_forward_op(size_t i, int64_t r0, int64_t rows) {
         const ProgramOp& op = ops_[i];
-        if (op.kind != Layer::Kind::Dense) return;
-        const int64_t width = op.out_width;
-        nn::activation_forward(op.dense.activation, z_[i].data() + r0 * width, out(i) + r0 * width, rows, width);
+        if (!op.has_product()) return;
+        const int64_t width = op.out_width, act = activation_width(op);
+        nn::activation_forward(op.activation(), z_[i].data() + r0 * width, out(i) + r0 * width, rows * (width / act), act);
     }
 
     // The loss summed over rows [r0, r0 + rows); with kGrad, its gradient times scale into the
@@ -193,10 +248,11 @@ private:
     // sigmoid is already folded into the loss gradient when the loss takes logits.
     void activation_backward_op(size_t i, int64_t r0, int64_t rows) {
         const ProgramOp& op = ops_[i];
-        if (op.kind != Layer::Kind::Dense || (i + 1 == ops_.size() && program_.loss_takes_logits)) return;
-        const int64_t width = op.out_width;
+        if (!op.has_product() || (i + 1 == ops_.size() && program_.loss_takes_logits)) return;
+        const int64_t width = op.out_width, act = activation_width(op);
         const T* z = z_[i].data() + r0 * width;
-        nn::activation_backward(op.dense.activation, z, out(i) + r0 * width, da_[i].data() + r0 * width, rows, width);
+        nn::activation_backward(op.activation(), z, out(i) + r0 * width, da_[i].data() + r0 * width,
+                                rows * (width / act), act);
     }
 
     // From dL/dz of rows [r0, r0 + rows): op i's parameter gradients, written to g[index - g_first]
@@ -207,13 +263,39 @@ private:
         const T* in = op_input(i, x, r0);
         T* din = i == 0 ? nullptr : da_[i - 1].data() + r0 * in_width(i);
         const T* dout = da_[i].data() + r0 * width;
-        if (op.kind == Layer::Kind::Dense) {
-            const DenseOp& d = op.dense;
-            dense_backward(g + (d.weight - g_first), d.use_bias ? g + (d.bias - g_first) : nullptr, din, dout, in,
-                           params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
-        } else if (din) {
-            const T* m = mask_[i].data() + r0 * width;
-            for (int64_t j = 0, n = rows * width; j < n; ++j) din[j] = dout[j] * m[j];
+        switch (op.kind) {
+            case Layer::Kind::Dense: {
+                const DenseOp& d = op.dense;
+                return dense_backward(g + (d.weight - g_first), d.use_bias ? g + (d.bias - g_first) : nullptr, din, dout,
+                                      in, params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
+            }
+            case Layer::Kind::Conv2D: {  // the product's gradients, the input's through col2im
+                const Conv2DOp& c = op.conv;
+                T* dcols = !din ? nullptr : c.identity_patches ? din : dcols_.data() + r0 * pixels(op) * c.patch;
+                dense_backward(g + (c.weight - g_first), c.use_bias ? g + (c.bias - g_first) : nullptr, dcols, dout,
+                               conv_patches(i, in, r0, rows, false), params_.data() + c.weight, rows * pixels(op),
+                               c.patch, c.filters, false, c.use_blas);
+                if (din && !c.identity_patches) col2im(din, dcols, rows, op.window);
+                return;
+            }
+            default:
+                break;
+        }
+        if (!din) return;
+        switch (op.kind) {
+            case Layer::Kind::MaxPooling2D:
+                return max_pool_backward(din, dout, argmax_[i].data() + r0 * width, rows, op.window);
+            case Layer::Kind::AveragePooling2D:
+                return average_pool_backward(din, dout, rows, op.window);
+            case Layer::Kind::GlobalAveragePooling2D:
+                return global_average_pool_backward(din, dout, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
+            case Layer::Kind::Dropout: {
+                const T* m = mask_[i].data() + r0 * width;
+                for (int64_t j = 0, n = rows * width; j < n; ++j) din[j] = dout[j] * m[j];
+                return;
+            }
+            default:  // Flatten, Reshape: the same values in another shape
+                std::copy(dout, dout + rows * width, din);
         }
     }
 
@@ -226,6 +308,7 @@ private:
         double flops = 0;
         size_t first = n;
         for (size_t i = n; i-- > 0;) {
+            if (ops_[i].kind != Layer::Kind::Dense && ops_[i].kind != Layer::Kind::Dropout) break;  // image ops: whole batches
             if (ops_[i].kind == Layer::Kind::Dense) {
                 const double product = 2.0 * double(max_rows) * double(ops_[i].dense.in) * double(ops_[i].dense.out);
                 if (product >= kGemmParallelFlops) break;
@@ -241,7 +324,7 @@ private:
 
     int64_t first_param(size_t from) const {  // the first parameter index of ops [from, n)
         for (size_t i = from; i < ops_.size(); ++i)
-            if (ops_[i].kind == Layer::Kind::Dense) return ops_[i].dense.weight;
+            if (!ops_[i].params.empty()) return ops_[i].params.front().offset;
         return static_cast<int64_t>(params_.size());
     }
 
@@ -291,8 +374,11 @@ private:
     size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)
     int64_t tail_params_ = 0;   // the tail's first parameter index
     std::vector<T> partial_grads_[2];  // each half's gradients of the tail's parameters
-    // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), dropout mask.
-    std::vector<std::vector<T>> z_, a_, da_, mask_;
+    // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), dropout mask,
+    // a Conv2D's im2col rows (kept from forward for its weight gradient), a max pool's argmax.
+    std::vector<std::vector<T>> z_, a_, da_, mask_, cols_;
+    std::vector<std::vector<int32_t>> argmax_;
+    std::vector<T> dcols_;  // the input gradient's im2col rows, shared by the Conv2D ops
 };
 
 ONEFIT_SIMD_END(cpu)

@@ -48,6 +48,7 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
     if (plan.dataset || plan.val_dataset) return false;
     for (size_t i = 0; i < program.ops.size(); ++i) {
         const ProgramOp& op = program.ops[i];
+        if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout) return false;  // image ops fit alone
         if (op.kind == Layer::Kind::Dropout && i == 0) return false;  // (its input would be the shared batch)
         if (op.kind == Layer::Kind::Dense && op.dense.use_blas) return false;
         if (op.dense.activation == Activation::softmax && i + 1 != program.ops.size()) return false;

@@ -1,0 +1,62 @@
+// What each kind of layer is, in one place: its names, the shape it makes of its input and the
+// parameters it owns (Keras's layout and initialisers). The model's summary, the lowering, the
+// saved weights' names and the cost model read this table instead of switching on kinds; the
+// step each kind runs on a device lives beside the device (runtime/cpu/layer_kernels.hpp).
+// Shapes here are per sample: (features) or (height, width, channels).
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "onefit/layers.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit::nn {
+
+// One parameter array of a layer, in Keras's layout and in get_weights's order.
+struct ParamSpec {
+    const char* name = "";  // "kernel", "bias": saved as "<layer name>/<name>"
+    Shape shape;
+    std::string initializer;
+    int64_t fan_in = 0, fan_out = 0;  // what the initialiser scales by (Keras's receptive-field fans)
+};
+
+// A 2-D window (convolution or pooling) sliding over a (height, width, channels) input.
+struct Window2D {
+    int64_t in_h = 0, in_w = 0, channels = 0;
+    int64_t out_h = 0, out_w = 0;
+    int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1;
+    int64_t pad_top = 0, pad_left = 0;  // "same": the smaller half before, as TensorFlow pads
+};
+
+struct LayerSpec {
+    Shape output;
+    std::vector<ParamSpec> params;
+    int64_t macs_per_sample = 0;  // multiply-adds of one forward pass of one sample
+};
+
+struct LayerKindInfo {
+    const char* type;          // config.json's "type", the CLI's word: "conv2d"
+    const char* keras_class;   // summary()'s: "Conv2D"
+    const char* default_name;  // Keras's base name: conv2d, conv2d_1, ...
+    // The layer on an input of this shape; throws Error saying what is wrong (not which layer).
+    LayerSpec (*spec)(const Layer& layer, const Shape& input);
+};
+
+const LayerKindInfo& layer_kind(Layer::Kind kind);
+// The kind whose type is `type`; false when none is.
+bool layer_kind_from_type(const std::string& type, Layer::Kind& kind);
+std::string known_layer_types();  // "dense, dropout, ..." for error messages
+
+// The window a Conv2D or pooling layer slides over `input`; throws Error when it does not fit.
+Window2D window_2d(const Shape& input, std::array<int64_t, 2> size, std::array<int64_t, 2> strides, Padding padding);
+
+// Every layer's spec, from the model's input shape on; errors name the layer.
+std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,
+                                   const std::vector<std::string>& names);
+
+// Keras-style default names: dense, dense_1, conv2d, dropout, ...
+std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);
+
+}  // namespace onefit::nn

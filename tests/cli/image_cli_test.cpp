@@ -1,0 +1,99 @@
+// Image data through the command line alone: an (N, H, W) .npy of images and its labels, a
+// convnet given with --layers, saved, evaluated and predicted; bad layer lists exit 2 naming
+// the layer.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/run_cli.hpp"
+#include "support/test_files.hpp"
+
+namespace onefit {
+namespace {
+
+using namespace testing_support;
+
+// A little-endian float32 (or int64 labels) .npy of the given shape.
+void write_npy(const std::string& path, const std::vector<int64_t>& shape, const char* descr, const void* data,
+               size_t bytes) {
+    std::string dims;
+    for (int64_t d : shape) dims += std::to_string(d) + ", ";
+    std::string header = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': (" + dims + "), }";
+    while ((10 + header.size() + 1) % 64 != 0) header += ' ';
+    header += '\n';
+    std::ofstream out(path, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    const uint16_t length = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char*>(&length), 2);
+    out << header;
+    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+// 8x8 images of a bright 3x3 square in one of three places (the class), on faint noise.
+struct Images {
+    std::string x, y;
+};
+Images square_images() {
+    const int64_t n = 240;
+    std::vector<float> x(static_cast<size_t>(n * 64));
+    std::vector<int64_t> y(static_cast<size_t>(n));
+    uint32_t state = 12345;
+    for (int64_t i = 0; i < n; ++i) {
+        y[i] = i % 3;
+        for (int64_t p = 0; p < 64; ++p) {
+            state = state * 1664525u + 1013904223u;
+            x[i * 64 + p] = 0.2f * static_cast<float>(state >> 8) / 16777216.0f;
+        }
+        const int64_t top = y[i] == 0 ? 0 : y[i] == 1 ? 5 : 2, left = y[i] == 2 ? 5 : (i / 3) % 5;
+        for (int64_t r = top; r < top + 3; ++r)
+            for (int64_t c = left; c < left + 3; ++c) x[i * 64 + r * 8 + c] = 1.0f;
+    }
+    Images files{test_files::temp_path("_images_x.npy"), test_files::temp_path("_images_y.npy")};
+    write_npy(files.x, {n, 8, 8}, "<f4", x.data(), x.size() * sizeof(float));
+    write_npy(files.y, {n}, "<i8", y.data(), y.size() * sizeof(int64_t));
+    return files;
+}
+
+TEST(CliImages, AConvnetTrainsSavesEvaluatesAndPredictsFromTheCommandLine) {
+    const Images data = square_images();
+    const std::string model = test_files::temp_path("_convnet");
+    const CliResult fit = run_cli({"fit", "--data", data.x, "--labels", data.y, "--layers",
+                                   "conv:8:3:relu:same,maxpool:2,conv:8:3:relu,flatten,dropout:0.1,3:softmax",
+                                   "--epochs", "15", "--test-size", "0.25", "--shuffle-split", "--metrics", "accuracy",
+                                   "--verbose", "0", "--save", model});
+    ASSERT_EQ(fit.exit_code, 0) << fit.err;
+    EXPECT_NE(fit.out.find("8x8x1-conv8(3x3)-maxpool(2x2)-conv8(3x3)-flatten-dropout(0.1)-3"), std::string::npos) << fit.out;
+    EXPECT_NE(fit.out.find("val_accuracy 1"), std::string::npos) << fit.out;  // the squares are easy to tell apart
+
+    const CliResult evaluate = run_cli({"evaluate", "--model", model, "--data", data.x, "--labels", data.y});
+    ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
+    EXPECT_NE(evaluate.out.find("accuracy: "), std::string::npos);
+    const CliResult predict = run_cli({"predict", "--model", model, "--data", data.x});
+    ASSERT_EQ(predict.exit_code, 0) << predict.err;
+    EXPECT_EQ(predict.out.rfind("pred_0,pred_1,pred_2\n", 0), 0u) << predict.out.substr(0, 80);
+}
+
+TEST(CliImages, BadLayerListsExitTwoNamingTheLayer) {
+    const Images data = square_images();
+    const auto fit = [&](const char* layers) {
+        return run_cli({"fit", "--data", data.x, "--labels", data.y, "--layers", layers, "--verbose", "0"});
+    };
+    const CliResult too_big = fit("conv:4:9,flatten,3:softmax");
+    EXPECT_EQ(too_big.exit_code, 2);
+    EXPECT_NE(too_big.err.find("layer 'conv2d' (Conv2D): the window 9x9 does not fit the input (8, 8, 1)"),
+              std::string::npos) << too_big.err;
+    const CliResult malformed = fit("conv:4,flatten,3:softmax");
+    EXPECT_EQ(malformed.exit_code, 2);
+    EXPECT_NE(malformed.err.find("--layers 'conv:4': a layer is"), std::string::npos) << malformed.err;
+    const CliResult dense_on_images = fit("maxpool:2,16:relu,3:softmax");
+    EXPECT_EQ(dense_on_images.exit_code, 2);
+    EXPECT_NE(dense_on_images.err.find("add Flatten() before it"), std::string::npos) << dense_on_images.err;
+    // A Dense model still sees the images flattened, as before.
+    EXPECT_EQ(fit("16:relu,3:softmax").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace onefit
