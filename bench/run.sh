@@ -43,6 +43,7 @@ if [ -f "$build/python/onefit/__init__.py" ] && [ -x "$build/pyenv/bin/python3" 
 fi
 run "$build/bench/bench_sweep"
 run "$build/bench/bench_mlp_mnist"
+run "$build/bench/bench_cnn_mnist"
 # mlp_mnist_vs_sgemm: the MNIST fit's GFLOP/s over the best sgemm rate bench_gemm_choice measured
 # for its big product (128x784x256, any library, any thread count) in this run (target >= 0.8).
 best_sgemm="$(sed -n 's/^gemm_[a-z0-9]*_mnist1_fwd_gflops: \([0-9.]*\) .*/\1/p' "$results" | sort -g | tail -n 1)"
@@ -124,6 +125,21 @@ if "$python" -c "import torch, numpy, sklearn" 2>/dev/null; then
     pairs="$pairs $r"
   done
   [ -n "$pairs" ] && say "mlp_mnist_speedup_vs_torch_paired: $(printf '%s\n' $pairs | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') x"
+fi
+# Keras's MNIST convnet, paired the same way: three rounds of 12,800 images (one timed epoch each
+# side after a warm-up; a full 60,000-image epoch is bench_cnn_mnist's line above).
+if "$python" -c "import torch, numpy" 2>/dev/null; then
+  samples() { sed -n 's/^[a-z_]*cnn_mnist_samples_per_s: \([0-9.]*\) .*/\1/p'; }
+  pairs=""
+  for round in 1 2 3; do
+    a="$("$build/bench/bench_cnn_mnist" 1 12800 2>/dev/null | samples)"
+    b="$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE CNN_SAMPLES=12800 "$python" "$here/peers/torch_peer.py" cnn 2>/dev/null | samples)"
+    if [ -z "$a" ] || [ -z "$b" ]; then say "# FAILED: paired CNN round $round"; failed=1; break; fi
+    r="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+    say "# paired cnn round $round: onefit $a, torch $b samples/s: $r x"
+    pairs="$pairs $r"
+  done
+  [ -n "$pairs" ] && say "cnn_mnist_speedup_vs_torch_paired: $(printf '%s\n' $pairs | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') x (target >= 1.5)"
 fi
 say "# written to $results"
 exit "$failed"

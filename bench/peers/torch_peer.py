@@ -174,6 +174,56 @@ def bench_mnist():
     print(f"torch_mlp_mnist_samples_per_s: {60000 / best[0]:.0f} samples/s")
 
 
+# --- (c) Keras's MNIST convnet ---------------------------------------------------------------
+
+def cnn_params(generator):
+    """Conv 1->32 3x3, conv 32->64 3x3, dense 1600->10; glorot-uniform-like, zero biases."""
+    def uniform(shape, fan_in, fan_out):
+        limit = math.sqrt(6.0 / (fan_in + fan_out))
+        return ((torch.rand(shape, generator=generator) * 2 - 1) * limit).requires_grad_()
+    zeros = lambda n: torch.zeros(n, requires_grad=True)
+    return [uniform((32, 1, 3, 3), 9, 288), zeros(32), uniform((64, 32, 3, 3), 288, 576), zeros(64),
+            uniform((10, 1600), 1600, 10), zeros(10)]
+
+
+def cnn_logits(params, x, training):
+    w1, b1, w2, b2, w3, b3 = params
+    h = F.max_pool2d(F.relu(F.conv2d(x, w1, b1)), 2)
+    h = F.max_pool2d(F.relu(F.conv2d(h, w2, b2)), 2)
+    h = F.dropout(h.flatten(1), 0.5, training)
+    return F.linear(h, w3, b3)
+
+
+def bench_cnn(samples, epochs=1):
+    x, y = synthetic_mnist(samples)
+    x = x.reshape(samples, 1, 28, 28)  # torch's own layout (NCHW), its fast path
+    best = None
+    for threads in THREADS:
+        torch.set_num_threads(threads)
+        torch.manual_seed(0)
+        params = cnn_params(torch.Generator().manual_seed(0))
+        opt = KerasAdam(params, lr=1e-3)
+
+        def epoch():
+            t0 = time.perf_counter()
+            perm = torch.randperm(samples)
+            for i in range(0, samples, 128):
+                idx = perm[i:i + 128]
+                F.cross_entropy(cnn_logits(params, x[idx], True), y[idx]).backward()
+                opt.step()
+            return time.perf_counter() - t0
+
+        epoch()  # warm-up
+        s = statistics.median(epoch() for _ in range(epochs))
+        print(f"# torch cnn_mnist, {threads} thread(s): {s:.4f} s/epoch")
+        if best is None or s < best[0]:
+            best = (s, threads)
+    print(f"# torch cnn_mnist: {samples} synthetic 28x28 images, the Keras convnet in NCHW, F.conv2d/max_pool2d, "
+          f"Keras-rule Adam(1e-3), batch 128, eager; torch threads: {best[1]}")
+    print(f"torch_cnn_mnist_epoch_s: {best[0]:.4f} s")
+    print(f"torch_cnn_mnist_samples_per_s: {samples / best[0]:.0f} samples/s")
+
+
 def describe_backend():
     print(f"torch_version: {torch.__version__}")
     env = {k: os.environ.get(k, "(unset)") for k in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OMP_NUM_THREADS")}
@@ -200,3 +250,5 @@ if __name__ == "__main__":
         bench_iris()
     if "mnist" in which:
         bench_mnist()
+    if "cnn" in which:
+        bench_cnn(int(os.environ.get("CNN_SAMPLES", "60000")))

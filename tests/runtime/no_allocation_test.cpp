@@ -240,8 +240,8 @@ TEST(NoAllocation, ImageLayersAllocateNothing) {
                             Dense(3, "softmax")},
                  .loss = "sparse_categorical_crossentropy",
                  .optimizer = Adam(0.001f),
-                 .rows = 60,
-                 .batch_size = 16,
+                 .rows = 120,
+                 .batch_size = 48,  // enough images for im2col and pooling to split over the pool
                  .shuffle = true};
     ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[2].conv.use_blas);
     expect_no_allocation(c);

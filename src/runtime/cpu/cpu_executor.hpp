@@ -178,9 +178,14 @@ private:
                 break;
             }
             case Layer::Kind::MaxPooling2D:
-                return max_pool_forward(z, argmax_[i].data() + r0 * width, in, rows, op.window);
+                return over_images(op, rows, [&](int64_t a, int64_t n) {
+                    max_pool_forward(z + a * width, argmax_[i].data() + (r0 + a) * width, in + a * op.in_width, n,
+                                     op.window);
+                });
             case Layer::Kind::AveragePooling2D:
-                return average_pool_forward(z, in, rows, op.window);
+                return over_images(op, rows, [&](int64_t a, int64_t n) {
+                    average_pool_forward(z + a * width, in + a * op.in_width, n, op.window);
+                });
             case Layer::Kind::GlobalAveragePooling2D:
                 return global_average_pool_forward(z, in, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
             case Layer::Kind::Flatten:
@@ -200,9 +205,27 @@ private:
     const T* conv_patches(size_t i, const T* in, int64_t r0, int64_t rows, bool fill) {
         const ProgramOp& op = ops_[i];
         if (op.conv.identity_patches) return in;
-        T* cols = cols_[i].data() + r0 * pixels(op) * op.conv.patch;
-        if (fill) im2col(cols, in, rows, op.window);
+        const int64_t patches = pixels(op) * op.conv.patch;
+        T* cols = cols_[i].data() + r0 * patches;
+        if (fill)
+            over_images(op, rows, [&](int64_t a, int64_t n) { im2col(cols + a * patches, in + a * op.in_width, n, op.window); });
         return cols;
+    }
+
+    // f(first, count) over images [0, rows), split over the thread pool when the batch's images
+    // are worth it (im2col, col2im, pooling: each image's values are computed by one task in one
+    // order, so the split changes no result).
+    template <class F>
+    void over_images(const ProgramOp& op, int64_t rows, F&& f) {
+        ThreadPool& pool = ThreadPool::instance();
+        const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 &&
+                           rows * (op.in_width + op.out_width) >= (1 << 15);
+        if (!split) return f(0, rows);
+        const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
+        pool.parallel_for(tasks, [&](int64_t t) {
+            const int64_t a = t * chunk, b = std::min(rows, a + chunk);
+            if (a < b) f(a, b - a);
+        });
     }
 
     void dropout_forward(size_t i, const T* in, int64_t r0, int64_t rows, bool training) {
@@ -275,7 +298,12 @@ private:
                 dense_backward(g + (c.weight - g_first), c.use_bias ? g + (c.bias - g_first) : nullptr, dcols, dout,
                                conv_patches(i, in, r0, rows, false), params_.data() + c.weight, rows * pixels(op),
                                c.patch, c.filters, false, c.use_blas);
-                if (din && !c.identity_patches) col2im(din, dcols, rows, op.window);
+                if (din && !c.identity_patches) {
+                    const int64_t patches = pixels(op) * c.patch;
+                    over_images(op, rows, [&](int64_t a, int64_t n) {
+                        col2im(din + a * op.in_width, dcols + a * patches, n, op.window);
+                    });
+                }
                 return;
             }
             default:
@@ -284,9 +312,14 @@ private:
         if (!din) return;
         switch (op.kind) {
             case Layer::Kind::MaxPooling2D:
-                return max_pool_backward(din, dout, argmax_[i].data() + r0 * width, rows, op.window);
+                return over_images(op, rows, [&](int64_t a, int64_t n) {
+                    max_pool_backward(din + a * op.in_width, dout + a * width, argmax_[i].data() + (r0 + a) * width, n,
+                                      op.window);
+                });
             case Layer::Kind::AveragePooling2D:
-                return average_pool_backward(din, dout, rows, op.window);
+                return over_images(op, rows, [&](int64_t a, int64_t n) {
+                    average_pool_backward(din + a * op.in_width, dout + a * width, n, op.window);
+                });
             case Layer::Kind::GlobalAveragePooling2D:
                 return global_average_pool_backward(din, dout, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
             case Layer::Kind::Dropout: {
