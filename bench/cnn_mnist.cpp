@@ -3,14 +3,11 @@
 // sparse_categorical_crossentropy, batch 128, shuffle on, over synthetic 28x28x1 images (the
 // MLP bench's hash; bench/peers/torch_peer.py cnn builds the same). One fit of 1 warm-up + N
 // timed epochs, median epoch. Arguments: [timed epochs (1)] [samples (60000)].
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
 #include "machine.hpp"
-#include "synthetic_mnist.hpp"
+#include "mnist_bench.hpp"
 
 int main(int argc, char** argv) {
     using namespace onefit;
@@ -25,22 +22,9 @@ int main(int argc, char** argv) {
     model.add(Flatten()).add(Dropout(0.5f)).add(Dense(10, "softmax"));
     model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));
 
-    std::vector<double> epoch_s;
-    std::chrono::steady_clock::time_point begin;
-    LambdaCallback timer;
-    timer.epoch_begin = [&](int64_t) { begin = std::chrono::steady_clock::now(); };
-    timer.epoch_end = [&](int64_t epoch, const Logs&) {
-        if (epoch > 0) epoch_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-    };
-    FitOptions options;
-    options.batch_size = batch;
-    options.epochs = 1 + timed_epochs;
-    options.shuffle = true;
-    options.verbose = 0;
-    options.callbacks = {&timer};
-    const History h = model.fit(data.x, data.y, options);
-    std::nth_element(epoch_s.begin(), epoch_s.begin() + epoch_s.size() / 2, epoch_s.end());
-    const double s = epoch_s[epoch_s.size() / 2];
+    const bench::TimedFit run = bench::fit_timed(model, data, timed_epochs, batch);
+    const History& h = run.history;
+    const double s = run.median_epoch_s;
     // Multiply-adds per sample forward: 26*26*32*9 + 11*11*64*288 + 1600*10; a step is ~3x that
     // (no input gradient for the first convolution: 2x there).
     const double first = 26.0 * 26 * 32 * 9, rest = 11.0 * 11 * 64 * 288 + 1600.0 * 10;

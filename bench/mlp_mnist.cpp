@@ -3,26 +3,14 @@
 // verbose 0, over 60000 synthetic MNIST-shaped samples. One fit of 1 warm-up + N timed epochs;
 // each epoch is timed from on_epoch_begin to on_epoch_end and the median is quoted.
 // bench/peers/torch_peer.py builds the very same data (same hash) for the PyTorch peer.
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
-#include <vector>
 
 #include "machine.hpp"
-#include "synthetic_mnist.hpp"
+#include "mnist_bench.hpp"
 #include "onefit/onefit.hpp"
-
-namespace {
-
-double median(std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     using namespace onefit;
@@ -34,23 +22,9 @@ int main(int argc, char** argv) {
     model.add(Dense(hidden, "relu")).add(Dense(classes, "softmax"));
     model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));
 
-    std::vector<double> epoch_s;
-    std::chrono::steady_clock::time_point begin;
-    LambdaCallback timer;
-    timer.epoch_begin = [&](int64_t) { begin = std::chrono::steady_clock::now(); };
-    timer.epoch_end = [&](int64_t epoch, const Logs&) {
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-        if (epoch > 0) epoch_s.push_back(s);  // epoch 0 is the warm-up
-    };
-    FitOptions options;
-    options.batch_size = batch;
-    options.epochs = 1 + timed_epochs;
-    options.shuffle = true;
-    options.verbose = 0;
-    options.callbacks = {&timer};
-    const History h = model.fit(data.x, data.y, options);
-
-    const double s = median(epoch_s);
+    const bench::TimedFit run = bench::fit_timed(model, data, timed_epochs, batch);
+    const History& h = run.history;
+    const double s = run.median_epoch_s;
     // Flops actually computed per sample: 2 per weight forward, 2 for the weight gradient, and 2
     // for the input gradient except in the first layer, which needs none (so 4 x 784*256 + 6 x 256*10).
     const double first = double(features * hidden), rest = double(hidden * classes);

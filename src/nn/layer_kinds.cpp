@@ -33,9 +33,9 @@ LayerSpec dense(const Layer& l, const Shape& in) {
     return s;
 }
 
-LayerSpec same_shape(const Layer&, const Shape& in) { return {in, {}, 0}; }
+LayerSpec same_shape(const Layer&, const Shape& in) { return {in, {}, 0, {}}; }
 
-LayerSpec flatten(const Layer&, const Shape& in) { return {{shape_elements(in)}, {}, 0}; }
+LayerSpec flatten(const Layer&, const Shape& in) { return {{shape_elements(in)}, {}, 0, {}}; }
 
 LayerSpec reshape(const Layer& l, const Shape& in) {
     Shape out = l.target_shape;
@@ -48,7 +48,7 @@ LayerSpec reshape(const Layer& l, const Shape& in) {
     if (shape_elements(out) != elements || known == 0)
         throw Error("cannot reshape " + shape_to_string(in) + " (" + std::to_string(elements) + " values) to " +
                     shape_to_string(l.target_shape));
-    return {out, {}, 0};
+    return {out, {}, 0, {}};
 }
 
 LayerSpec conv2d(const Layer& l, const Shape& in) {
@@ -63,18 +63,19 @@ LayerSpec conv2d(const Layer& l, const Shape& in) {
     if (l.use_bias)
         s.params.push_back({"bias", {l.filters}, l.bias_initializer, receptive * w.channels, receptive * l.filters});
     s.macs_per_sample = w.out_h * w.out_w * l.filters * receptive * w.channels;
+    s.window = w;
     return s;
 }
 
 LayerSpec pooling2d(const Layer& l, const Shape& in) {
     require_image(in);
     const Window2D w = window_2d(in, l.pool_size, l.strides, l.padding);
-    return {{w.out_h, w.out_w, w.channels}, {}, w.out_h * w.out_w * w.channels * w.k_h * w.k_w};
+    return {{w.out_h, w.out_w, w.channels}, {}, w.out_h * w.out_w * w.channels * w.k_h * w.k_w, w};
 }
 
 LayerSpec global_pooling2d(const Layer&, const Shape& in) {
     require_image(in);
-    return {{in[2]}, {}, shape_elements(in)};
+    return {{in[2]}, {}, shape_elements(in), {}};
 }
 
 struct Entry {

@@ -34,6 +34,7 @@ struct LayerSpec {
     Shape output;
     std::vector<ParamSpec> params;
     int64_t macs_per_sample = 0;  // multiply-adds of one forward pass of one sample
+    Window2D window;              // Conv2D and the pooling layers: where their window slides
 };
 
 struct LayerKindInfo {

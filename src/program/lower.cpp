@@ -64,6 +64,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         op.in_width = shape_elements(shape);
         op.out_width = shape_elements(op.out_shape);
         op.macs_per_sample = specs[i].macs_per_sample;
+        op.window = specs[i].window;
         for (const nn::ParamSpec& p : specs[i].params) {
             op.params.push_back({p.name, p.shape, offset});
             offset += shape_elements(p.shape);
@@ -82,7 +83,6 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                 break;
             }
             case Layer::Kind::Conv2D: {
-                op.window = nn::window_2d(shape, layer.kernel_size, layer.strides, layer.padding);
                 Conv2DOp& c = op.conv;
                 c.activation = layer.activation;
                 c.use_bias = layer.use_bias;
@@ -95,10 +95,6 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                                      op.window.stride_w == 1;
                 break;
             }
-            case Layer::Kind::MaxPooling2D:
-            case Layer::Kind::AveragePooling2D:
-                op.window = nn::window_2d(shape, layer.pool_size, layer.strides, layer.padding);
-                break;
             case Layer::Kind::Dropout:
                 op.dropout_rate = layer.rate;
                 break;

@@ -57,7 +57,7 @@ struct ProgramOp {
     std::vector<ParamRef> params;
     DenseOp dense;
     Conv2DOp conv;
-    nn::Window2D window;  // Conv2D and the pooling layers
+    nn::Window2D window;  // Conv2D and the pooling layers (their LayerSpec's)
     float dropout_rate = 0.0f;
     int64_t macs_per_sample = 0;  // multiply-adds of its forward pass (the cost model's)
 

@@ -84,6 +84,7 @@ SplitData split_data(const FitConfig& config) {
     SplitData data;
     data.name = config.source;
     LabeledData all = load_data(config);
+    data.sample_shape = all.sample_shape.empty() ? Shape{all.x.row_width()} : all.sample_shape;
     if (config.test_size > 0 && config.validation_split > 0)
         throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
                     ") or from validation_split, not both; give one of them (--test-size or --validation-split)");
@@ -98,11 +99,9 @@ SplitData split_data(const FitConfig& config) {
         }
         data.train_rows = data.x_train.rows();
         data.validation_rows = data.validation->first.rows();
-        data.sample_shape = all.sample_shape.empty() ? Shape{data.x_train.row_width()} : all.sample_shape;
         return data;
     }
     const int64_t n = all.x.rows();
-    data.sample_shape = all.sample_shape.empty() ? Shape{all.x.row_width()} : all.sample_shape;
     data.x_train = std::move(all.x);  // moved: a copy would double the features' memory
     data.y_train = std::move(all.y);
     // Keras's validation_split keeps the first floor(n * (1 - split)) rows for training.

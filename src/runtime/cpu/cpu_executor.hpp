@@ -44,6 +44,9 @@ inline constexpr int64_t kParallelUpdateMin = 1 << 16;
 // ~30 kflop per step and never splits).
 inline constexpr int64_t kSplitMinRows = 32;
 inline constexpr double kSplitMinFlops = 1 << 19;
+// A batch's image ops (im2col, col2im, pooling) split over the pool from this many input plus
+// output values (a parallel_for's ~1 us against ~10 us of copying).
+inline constexpr int64_t kSplitMinImageValues = 1 << 15;
 
 template <class T>
 class CpuExecutor {
@@ -219,7 +222,7 @@ private:
     void over_images(const ProgramOp& op, int64_t rows, F&& f) {
         ThreadPool& pool = ThreadPool::instance();
         const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 &&
-                           rows * (op.in_width + op.out_width) >= (1 << 15);
+                           rows * (op.in_width + op.out_width) >= kSplitMinImageValues;
         if (!split) return f(0, rows);
         const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
         pool.parallel_for(tasks, [&](int64_t t) {
