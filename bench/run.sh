@@ -70,15 +70,17 @@ fi
 
 # Peers: optional. Run with OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (set on some machines for
 # onefit's tests), so each library picks its own kernels as it would for a user.
-peer() {  # peer NAME MODULES SCRIPT
+peer() {  # peer NAME MODULES SCRIPT [ARGS...]
   if "$python" -c "import $2" 2>/dev/null; then
-    run env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$python" "$here/peers/$3"
+    run env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$python" "$here/peers/$3" "${@:4}"
   else
     say "# peer $1: not installed (make peers)"
   fi
 }
 peer torch "torch, numpy, sklearn" torch_peer.py
 peer keras "tensorflow, keras, sklearn" keras_peer.py
+# Keras's MNIST convnet on 60,000 images, as bench_cnn_mnist's line (torch's is paired below).
+peer keras "tensorflow, keras, sklearn" keras_peer.py cnn
 # GridSearchCV over bench_sweep's grid: scikit-learn is in the build's Python (make's set-up).
 sk_python="$python"
 [ -x "$build/pyenv/bin/python3" ] && sk_python="$build/pyenv/bin/python3"
@@ -98,6 +100,7 @@ ratio() {  # ratio NAME NUMERATOR DENOMINATOR
 say "# speed-ups: time ratios are peer/onefit, throughput ratios onefit/peer; > 1 means onefit is faster"
 ratio iris_fit_speedup_vs_torch torch_iris_fit_us iris_fit_us
 ratio mlp_mnist_speedup_vs_torch mlp_mnist_samples_per_s torch_mlp_mnist_samples_per_s
+ratio cnn_mnist_speedup_vs_keras cnn_mnist_samples_per_s keras_cnn_mnist_samples_per_s
 ratio iris_fit_speedup_vs_keras keras_iris_fit_us iris_fit_us
 ratio iris_fit_speedup_vs_keras_cold keras_iris_cold_fit_us iris_fit_us
 ratio py_iris_fit_speedup_vs_keras keras_iris_fit_us py_iris_fit_us
@@ -113,33 +116,28 @@ py="$(value py_iris_fit_us)" cpp="$(value iris_fit_us)"
 # five times, and the median of the five ratios. This shared VM slows down in bursts (the same
 # binary moves by up to 40%) that can land on one side of a single comparison; the two halves of
 # a pair run seconds apart, and the median drops the rounds a burst hit.
+# paired NAME ROUNDS LABEL PEER_MODE "ONEFIT_ARGS" "PEER_ENV" [NOTE]: bench_NAME and torch_peer.py
+# PEER_MODE back to back, ROUNDS times; prints NAME_speedup_vs_torch_paired, the median ratio.
+paired() {
+  local name="$1" rounds="$2" label="$3" mode="$4" args="$5" peer_env="$6" note="${7:-}" pairs="" a b r round
+  samples() { sed -n "s/^[a-z_]*${name}_samples_per_s: \([0-9.]*\) .*/\1/p"; }
+  for ((round = 1; round <= rounds; round++)); do
+    # shellcheck disable=SC2086  # ONEFIT_ARGS and PEER_ENV are word lists
+    a="$("$build/bench/bench_$name" $args 2>/dev/null | samples)"
+    # shellcheck disable=SC2086
+    b="$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $peer_env "$python" "$here/peers/torch_peer.py" "$mode" 2>/dev/null | samples)"
+    if [ -z "$a" ] || [ -z "$b" ]; then say "# FAILED: paired ${name} round $round"; failed=1; break; fi
+    r="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+    say "# $label $round: onefit $a, torch $b samples/s: $r x"
+    pairs="$pairs $r"
+  done
+  [ -n "$pairs" ] && say "${name}_speedup_vs_torch_paired: $(printf '%s\n' $pairs | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') x$note"
+}
 if "$python" -c "import torch, numpy, sklearn" 2>/dev/null; then
-  samples() { sed -n 's/^[a-z_]*mlp_mnist_samples_per_s: \([0-9.]*\) .*/\1/p'; }
-  pairs=""
-  for round in 1 2 3 4 5; do
-    a="$("$build/bench/bench_mlp_mnist" 2>/dev/null | samples)"
-    b="$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$python" "$here/peers/torch_peer.py" mnist 2>/dev/null | samples)"
-    if [ -z "$a" ] || [ -z "$b" ]; then say "# FAILED: paired MNIST round $round"; failed=1; break; fi
-    r="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
-    say "# paired round $round: onefit $a, torch $b samples/s: $r x"
-    pairs="$pairs $r"
-  done
-  [ -n "$pairs" ] && say "mlp_mnist_speedup_vs_torch_paired: $(printf '%s\n' $pairs | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') x"
-fi
-# Keras's MNIST convnet, paired the same way: three rounds of 12,800 images (one timed epoch each
-# side after a warm-up; a full 60,000-image epoch is bench_cnn_mnist's line above).
-if "$python" -c "import torch, numpy" 2>/dev/null; then
-  samples() { sed -n 's/^[a-z_]*cnn_mnist_samples_per_s: \([0-9.]*\) .*/\1/p'; }
-  pairs=""
-  for round in 1 2 3; do
-    a="$("$build/bench/bench_cnn_mnist" 1 12800 2>/dev/null | samples)"
-    b="$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE CNN_SAMPLES=12800 "$python" "$here/peers/torch_peer.py" cnn 2>/dev/null | samples)"
-    if [ -z "$a" ] || [ -z "$b" ]; then say "# FAILED: paired CNN round $round"; failed=1; break; fi
-    r="$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
-    say "# paired cnn round $round: onefit $a, torch $b samples/s: $r x"
-    pairs="$pairs $r"
-  done
-  [ -n "$pairs" ] && say "cnn_mnist_speedup_vs_torch_paired: $(printf '%s\n' $pairs | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }') x (target >= 1.5)"
+  paired mlp_mnist 5 "paired round" mnist "" ""
+  # Keras's MNIST convnet: three rounds of 12,800 images (one timed epoch each side after a
+  # warm-up; a full 60,000-image epoch is bench_cnn_mnist's line above).
+  paired cnn_mnist 3 "paired cnn round" cnn "1 12800" "CNN_SAMPLES=12800" " (target >= 1.5)"
 fi
 say "# written to $results"
 exit "$failed"

@@ -4,11 +4,14 @@
                           traces the train/validation functions (Keras's best case)
   keras_iris_cold_fit_us  the first fit of a fresh model: tracing included (what one run of the
                           seed's script pays)
-Run: python3 bench/peers/keras_peer.py
+  keras_cnn_mnist_samples_per_s  `keras_peer.py cnn`: one epoch of Keras's MNIST convnet (as
+                          bench/cnn_mnist.cpp) on CNN_SAMPLES synthetic images, after a warm-up epoch
+Run: python3 bench/peers/keras_peer.py [cnn]
 """
 import math
 import os
 import statistics
+import sys
 import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # no start-up chatter on stderr
@@ -65,5 +68,30 @@ def main():
     print(f"keras_iris_cold_fit_us: {cold_us:.1f} us")
 
 
+def cnn():
+    import synthetic
+    samples = int(os.environ.get("CNN_SAMPLES", "60000"))
+    x, y = synthetic.mnist(samples)
+    x = x.reshape(samples, 28, 28, 1)
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((28, 28, 1)),
+                              keras.layers.Conv2D(32, 3, activation="relu"), keras.layers.MaxPooling2D(2),
+                              keras.layers.Conv2D(64, 3, activation="relu"), keras.layers.MaxPooling2D(2),
+                              keras.layers.Flatten(), keras.layers.Dropout(0.5),
+                              keras.layers.Dense(10, activation="softmax")])
+    model.compile(keras.optimizers.Adam(1e-3), "sparse_categorical_crossentropy")
+    model.fit(x, y, batch_size=128, epochs=1, verbose=0)  # warm-up: traces the train function
+    t0 = time.perf_counter()
+    model.fit(x, y, batch_size=128, epochs=1, verbose=0)
+    s = time.perf_counter() - t0
+    print(f"# keras cnn_mnist: {samples} synthetic 28x28x1 images, the Keras convnet, Adam(1e-3), batch 128, "
+          f"shuffle; backend {keras.backend.backend()} {tf.__version__}; one epoch after a warm-up epoch")
+    print(f"keras_cnn_mnist_epoch_s: {s:.4f} s")
+    print(f"keras_cnn_mnist_samples_per_s: {samples / s:.0f} samples/s")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["cnn"]:
+        cnn()
+    else:
+        main()

@@ -128,6 +128,10 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
         "  onefit fit examples/iris_fixed.json --verbose 2\n"
         "  onefit fit --data wine.csv --label quality --layers 64:relu,dropout:0.2,10:softmax \\\n"
         "             --loss sparse_categorical_crossentropy --metrics accuracy --epochs 50\n"
+        "  onefit fit --data images.npy --labels labels.npy --metrics accuracy \\\n"
+        "             --layers conv:32:3:relu:same,maxpool:2,flatten,dropout:0.5,10:softmax\n"
+        "Layers in --layers: UNITS[:ACTIVATION], dropout:RATE, flatten, reshape:D1:D2:D3,\n"
+        "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same], globalavgpool.\n"
         "The config format is documented in tools/onefit/config.hpp; see examples/iris.json.");
     fit->add_option("config", flags.config_path, "JSON config (every key optional; defaults: the seed experiment)")
         ->type_name("CONFIG.json");
