@@ -1,100 +1,103 @@
-// The layer kinds' table: each kind's shapes and parameters, side by side.
+// The layer kinds' table: the product layers declared here, every other kind in its op file.
 #include "nn/layer_kinds.hpp"
 
 #include <algorithm>
 #include <map>
 
+#include "nn/ops/all_ops.hpp"
 #include "onefit/error.hpp"
 
 namespace onefit::nn {
 namespace {
-
-bool is_image(const Shape& s) { return s.size() == 3 && s[0] > 0 && s[1] > 0 && s[2] > 0; }
-
-void require_image(const Shape& input) {
-    if (!is_image(input))
-        throw Error("needs an image input (height, width, channels), got " + shape_to_string(input) +
-                    "; grayscale images are (height, width, 1)");
-}
 
 void require_flat(const Shape& input) {
     if (input.size() != 1)
         throw Error("needs a flat input (features), got " + shape_to_string(input) + "; add Flatten() before it");
 }
 
-LayerSpec dense(const Layer& l, const Shape& in) {
-    require_flat(in);
-    if (l.units < 1) throw Error("units must be at least 1, got " + std::to_string(l.units));
-    LayerSpec s;
-    s.output = {l.units};
-    s.params.push_back({"kernel", {in[0], l.units}, l.kernel_initializer, in[0], l.units});
-    if (l.use_bias) s.params.push_back({"bias", {l.units}, l.bias_initializer, in[0], l.units});
-    s.macs_per_sample = in[0] * l.units;
-    return s;
+// The fields a product layer (Dense, Conv2D) keeps after its own.
+void add_product_attributes(std::vector<LayerAttribute>& a) {
+    a.push_back({"activation", &Layer::activation});
+    a.push_back({"use_bias", &Layer::use_bias});
+    a.push_back({"kernel_initializer", &Layer::kernel_initializer});
+    a.push_back({"bias_initializer", &Layer::bias_initializer});
 }
 
-LayerSpec same_shape(const Layer&, const Shape& in) { return {in, {}, 0, {}}; }
+struct DenseLayer {
+    static constexpr const char* type = "dense";
+    static constexpr const char* keras_class = "Dense";
+    static LayerSpec spec(const Layer& l, const Shape& in) {
+        require_flat(in);
+        check(l);
+        LayerSpec s;
+        s.output = {l.units};
+        s.params.push_back({"kernel", {in[0], l.units}, l.kernel_initializer, in[0], l.units});
+        if (l.use_bias) s.params.push_back({"bias", {l.units}, l.bias_initializer, in[0], l.units});
+        s.macs_per_sample = in[0] * l.units;
+        return s;
+    }
+    static std::vector<LayerAttribute> attributes() {
+        std::vector<LayerAttribute> a = {{"units", &Layer::units}};
+        add_product_attributes(a);
+        return a;
+    }
+    static void check(const Layer& l) {
+        if (l.units < 1) throw Error("units must be at least 1, got " + std::to_string(l.units));
+    }
+};
 
-LayerSpec flatten(const Layer&, const Shape& in) { return {{shape_elements(in)}, {}, 0, {}}; }
-
-LayerSpec reshape(const Layer& l, const Shape& in) {
-    Shape out = l.target_shape;
-    const int64_t elements = shape_elements(in);
-    int64_t known = 1;
-    for (int64_t d : out)
-        if (d != -1) known *= d;
-    for (int64_t& d : out)
-        if (d == -1) d = known > 0 && elements % known == 0 ? elements / known : 0;
-    if (shape_elements(out) != elements || known == 0)
-        throw Error("cannot reshape " + shape_to_string(in) + " (" + std::to_string(elements) + " values) to " +
-                    shape_to_string(l.target_shape));
-    return {out, {}, 0, {}};
-}
-
-LayerSpec conv2d(const Layer& l, const Shape& in) {
-    require_image(in);
-    if (l.filters < 1) throw Error("filters must be at least 1, got " + std::to_string(l.filters));
-    const Window2D w = window_2d(in, l.kernel_size, l.strides, l.padding);
-    const int64_t receptive = w.k_h * w.k_w;
-    LayerSpec s;
-    s.output = {w.out_h, w.out_w, l.filters};
-    s.params.push_back({"kernel", {w.k_h, w.k_w, w.channels, l.filters}, l.kernel_initializer, receptive * w.channels,
-                        receptive * l.filters});
-    if (l.use_bias)
-        s.params.push_back({"bias", {l.filters}, l.bias_initializer, receptive * w.channels, receptive * l.filters});
-    s.macs_per_sample = w.out_h * w.out_w * l.filters * receptive * w.channels;
-    s.window = w;
-    return s;
-}
-
-LayerSpec pooling2d(const Layer& l, const Shape& in) {
-    require_image(in);
-    const Window2D w = window_2d(in, l.pool_size, l.strides, l.padding);
-    return {{w.out_h, w.out_w, w.channels}, {}, w.out_h * w.out_w * w.channels * w.k_h * w.k_w, w};
-}
-
-LayerSpec global_pooling2d(const Layer&, const Shape& in) {
-    require_image(in);
-    return {{in[2]}, {}, shape_elements(in), {}};
-}
+// A Conv2D's kernel is Keras's (kh, kw, in, filters), initialised with Keras's receptive-field fans.
+struct Conv2DLayer {
+    static constexpr const char* type = "conv2d";
+    static constexpr const char* keras_class = "Conv2D";
+    static LayerSpec spec(const Layer& l, const Shape& in) {
+        require_image(in);
+        check(l);
+        const Window2D w = window_2d(in, l.kernel_size, l.strides, l.padding);
+        const int64_t receptive = w.k_h * w.k_w;
+        LayerSpec s;
+        s.output = {w.out_h, w.out_w, l.filters};
+        s.params.push_back({"kernel", {w.k_h, w.k_w, w.channels, l.filters}, l.kernel_initializer,
+                            receptive * w.channels, receptive * l.filters});
+        if (l.use_bias)
+            s.params.push_back({"bias", {l.filters}, l.bias_initializer, receptive * w.channels, receptive * l.filters});
+        s.macs_per_sample = w.out_h * w.out_w * l.filters * receptive * w.channels;
+        s.window = w;
+        return s;
+    }
+    static std::vector<LayerAttribute> attributes() {
+        std::vector<LayerAttribute> a = {{"filters", &Layer::filters},
+                                         {"kernel_size", &Layer::kernel_size},
+                                         {"strides", &Layer::strides},
+                                         {"padding", &Layer::padding}};
+        add_product_attributes(a);
+        return a;
+    }
+    static void check(const Layer& l) {
+        if (l.filters < 1) throw Error("filters must be at least 1, got " + std::to_string(l.filters));
+        check_positive_pair(l.kernel_size, "kernel_size");
+        check_positive_pair(l.strides, "strides");
+    }
+};
 
 struct Entry {
     Layer::Kind kind;
     LayerKindInfo info;
 };
 
-// The registration of every kind: adding a layer adds its line here.
+template <class Op>
+constexpr LayerKindInfo info_of() {
+    return {Op::type, Op::keras_class, Op::type, Op::spec, Op::attributes, Op::check};
+}
+
+// Every kind: the product layers, then the ops registered in nn/ops/all_ops.hpp.
+#define ONEFIT_KIND_ENTRY(kind, Op) {Layer::Kind::kind, info_of<Op>()},
 const Entry kEntries[] = {
-    {Layer::Kind::Dense, {"dense", "Dense", "dense", dense}},
-    {Layer::Kind::Dropout, {"dropout", "Dropout", "dropout", same_shape}},
-    {Layer::Kind::Flatten, {"flatten", "Flatten", "flatten", flatten}},
-    {Layer::Kind::Reshape, {"reshape", "Reshape", "reshape", reshape}},
-    {Layer::Kind::Conv2D, {"conv2d", "Conv2D", "conv2d", conv2d}},
-    {Layer::Kind::MaxPooling2D, {"max_pooling2d", "MaxPooling2D", "max_pooling2d", pooling2d}},
-    {Layer::Kind::AveragePooling2D, {"average_pooling2d", "AveragePooling2D", "average_pooling2d", pooling2d}},
-    {Layer::Kind::GlobalAveragePooling2D,
-     {"global_average_pooling2d", "GlobalAveragePooling2D", "global_average_pooling2d", global_pooling2d}},
+    {Layer::Kind::Dense, info_of<DenseLayer>()},
+    {Layer::Kind::Conv2D, info_of<Conv2DLayer>()},
+    ONEFIT_FOR_EACH_OP(ONEFIT_KIND_ENTRY)
 };
+#undef ONEFIT_KIND_ENTRY
 
 }  // namespace
 
@@ -111,6 +114,15 @@ bool layer_kind_from_type(const std::string& type, Layer::Kind& kind) {
             return true;
         }
     return false;
+}
+
+void check_layer(const Layer& layer) {
+    const LayerKindInfo& info = layer_kind(layer.kind);
+    try {
+        info.check(layer);
+    } catch (const Error& e) {
+        throw Error(std::string(info.keras_class) + ": " + e.what());
+    }
 }
 
 std::string known_layer_types() {
@@ -147,6 +159,7 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
     for (size_t i = 0; i < layers.size(); ++i) {
         try {
             specs.push_back(layer_kind(layers[i].kind).spec(layers[i], shape));
+            specs.back().input = shape;
         } catch (const Error& e) {
             throw Error("layer '" + names[i] + "' (" + layer_kind(layers[i].kind).keras_class + "): " + e.what());
         }

@@ -1,12 +1,15 @@
-// What each kind of layer is, in one place: its names, the shape it makes of its input and the
-// parameters it owns (Keras's layout and initialisers). The model's summary, the lowering, the
-// saved weights' names and the cost model read this table instead of switching on kinds; the
-// step each kind runs on a device lives beside the device (runtime/cpu/layer_kernels.hpp).
+// What each kind of layer is: its names, the shape it makes of its input, the parameters it owns
+// (Keras's layout and initialisers), the fields config.json keeps and the scratch its op needs.
+// The model's summary, the lowering, get/set_weights, the saved files and the cost model read
+// this table instead of switching on kinds. A kind is declared in its op file (src/nn/ops/*.hpp,
+// with its forward and backward) and registered in src/nn/ops/all_ops.hpp; the two product layers
+// (Dense, Conv2D), whose products each device runs with its own GEMM, are declared here.
 // Shapes here are per sample: (features) or (height, width, channels).
 #pragma once
 #include <array>
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "onefit/layers.hpp"
@@ -20,6 +23,9 @@ struct ParamSpec {
     Shape shape;
     std::string initializer;
     int64_t fan_in = 0, fan_out = 0;  // what the initialiser scales by (Keras's receptive-field fans)
+    // Non-trainable arrays (a BatchNormalization's moving statistics) are state: saved and
+    // returned by get_weights after the trainable ones, never touched by the optimizer.
+    bool trainable = true;
 };
 
 // A 2-D window (convolution or pooling) sliding over a (height, width, channels) input.
@@ -32,9 +38,26 @@ struct Window2D {
 
 struct LayerSpec {
     Shape output;
-    std::vector<ParamSpec> params;
-    int64_t macs_per_sample = 0;  // multiply-adds of one forward pass of one sample
-    Window2D window;              // Conv2D and the pooling layers: where their window slides
+    std::vector<ParamSpec> params;  // trainable arrays first, then state, in get_weights's order
+    int64_t macs_per_sample = 0;    // multiply-adds of one forward pass of one sample
+    Window2D window{};              // Conv2D and the pooling layers: where their window slides
+    Shape input{};                  // what it was made for (layer_specs sets it)
+    // What its op needs besides its input and output: values (and int32 indices) kept per sample
+    // from forward to backward, and values for the whole batch.
+    int64_t scratch_per_sample = 0, indices_per_sample = 0, op_scratch = 0;
+    // Whether a sample's output depends on that sample only, so a batch may be split into parts
+    // (false for BatchNormalization, whose training statistics are the whole batch's).
+    bool rows_independent = true;
+};
+
+// One field of a layer kind that config.json keeps, by its Keras name; integers (and their
+// arrays) are at least min.
+struct LayerAttribute {
+    const char* name;
+    std::variant<int64_t Layer::*, float Layer::*, bool Layer::*, std::array<int64_t, 2> Layer::*,
+                 std::vector<int64_t> Layer::*, Padding Layer::*, Activation Layer::*, std::string Layer::*>
+        field;
+    int64_t min = 1;
 };
 
 struct LayerKindInfo {
@@ -43,12 +66,17 @@ struct LayerKindInfo {
     const char* default_name;  // Keras's base name: conv2d, conv2d_1, ...
     // The layer on an input of this shape; throws Error saying what is wrong (not which layer).
     LayerSpec (*spec)(const Layer& layer, const Shape& input);
+    // The fields config.json keeps, in order, and the check of their values (throws Error).
+    std::vector<LayerAttribute> (*attributes)();
+    void (*check)(const Layer& layer);
 };
 
 const LayerKindInfo& layer_kind(Layer::Kind kind);
 // The kind whose type is `type`; false when none is.
 bool layer_kind_from_type(const std::string& type, Layer::Kind& kind);
 std::string known_layer_types();  // "dense, dropout, ..." for error messages
+// Throws Error (prefixed with the kind's Keras class) unless the layer's fields are valid.
+void check_layer(const Layer& layer);
 
 // The window a Conv2D or pooling layer slides over `input`; throws Error when it does not fit.
 Window2D window_2d(const Shape& input, std::array<int64_t, 2> size, std::array<int64_t, 2> strides, Padding padding);

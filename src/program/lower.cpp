@@ -53,21 +53,26 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     const std::vector<std::string> names = default_layer_names(layers);
     const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape, layers, names);
     Shape shape = input_shape;
-    int64_t offset = 0;
+    int64_t offset = 0, state = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         const Layer& layer = layers[i];
         ProgramOp op;
         op.kind = layer.kind;
         op.layer_name = names[i];
+        op.layer = layer;
+        op.spec = specs[i];
         op.in_shape = shape;
         op.out_shape = specs[i].output;
         op.in_width = shape_elements(shape);
         op.out_width = shape_elements(op.out_shape);
         op.macs_per_sample = specs[i].macs_per_sample;
         op.window = specs[i].window;
+        op.params_offset = offset;
+        op.state_offset = state;
         for (const nn::ParamSpec& p : specs[i].params) {
-            op.params.push_back({p.name, p.shape, offset});
-            offset += shape_elements(p.shape);
+            int64_t& next = p.trainable ? offset : state;
+            op.params.push_back({p.name, p.shape, next, p.trainable});
+            next += shape_elements(p.shape);
         }
         switch (layer.kind) {
             case Layer::Kind::Dense: {
@@ -121,6 +126,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
 
     // Weights in Keras's layout from the seed, layer by layer, then placed in the program's layout.
     program.params.assign(static_cast<size_t>(offset), 0.0f);
+    program.state.assign(static_cast<size_t>(state), 0.0f);
     Rng rng(seed);
     std::vector<Tensor> weights;
     for (size_t i = 0; i < layers.size(); ++i) {
@@ -170,7 +176,10 @@ std::vector<Tensor> program_weights(const TrainingProgram& program) {
         for (size_t a = 0; a < op.params.size(); ++a) {
             const ParamRef& ref = op.params[a];
             Tensor values(ref.shape);
-            if (op.kind == Layer::Kind::Dense && a == 0) {
+            if (!ref.trainable) {
+                const float* s = program.state.data() + ref.offset;
+                std::copy(s, s + values.size(), values.data());
+            } else if (op.kind == Layer::Kind::Dense && a == 0) {
                 const DenseOp& d = op.dense;
                 for (int64_t k = 0; k < d.in; ++k)
                     for (int64_t j = 0; j < d.out; ++j) values.at(k, j) = p[kernel_index(d, ParamOrder::program, k, j)];
@@ -184,7 +193,7 @@ std::vector<Tensor> program_weights(const TrainingProgram& program) {
 
 void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& weights) {
     // Written into a copy, so a shape error leaves the program's weights as they were.
-    std::vector<float> params = program.params;
+    std::vector<float> params = program.params, state = program.state;
     size_t next = 0;
     for (const ProgramOp& op : program.ops)
         for (size_t a = 0; a < op.params.size(); ++a) {
@@ -196,7 +205,9 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
                 throw Error("set_weights: layer '" + op.layer_name + "' " + ref.name + " needs shape " +
                             shape_to_string(ref.shape) + ", got " + shape_to_string(t.shape()));
             float* p = params.data();
-            if (op.kind == Layer::Kind::Dense && a == 0) {
+            if (!ref.trainable) {
+                std::copy(t.data(), t.data() + t.size(), state.data() + ref.offset);
+            } else if (op.kind == Layer::Kind::Dense && a == 0) {
                 const DenseOp& d = op.dense;
                 for (int64_t k = 0; k < d.in; ++k)
                     for (int64_t j = 0; j < d.out; ++j) p[kernel_index(d, ParamOrder::program, k, j)] = t.at(k, j);
@@ -208,6 +219,7 @@ void set_program_weights(TrainingProgram& program, const std::vector<Tensor>& we
         throw Error("set_weights: got " + std::to_string(weights.size()) + " arrays, the model has " +
                     std::to_string(next));
     program.params = std::move(params);
+    program.state = std::move(state);
     ++program.weights_version;
 }
 

@@ -42,19 +42,25 @@ struct Conv2DOp {
 };
 
 // One parameter array of an op: get_weights's shape (Keras's layout) and where it starts in
-// TrainingProgram::params. Stored in that layout, except a Dense kernel (see DenseOp).
+// TrainingProgram::params (a non-trainable array: in TrainingProgram::state). Stored in that
+// layout, except a Dense kernel (see DenseOp).
 struct ParamRef {
     const char* name = "";
     Shape shape;
     int64_t offset = 0;
+    bool trainable = true;
 };
 
 struct ProgramOp {
     Layer::Kind kind = Layer::Kind::Dense;
     std::string layer_name;
+    Layer layer;         // as the user built it (an op reads its fields)
+    nn::LayerSpec spec;  // its kind's declaration of it (shapes, parameters, scratch)
     Shape in_shape, out_shape;  // per sample; a batch is rows of in_width (out_width) floats
     int64_t in_width = 0, out_width = 0;
-    std::vector<ParamRef> params;
+    std::vector<ParamRef> params;   // trainable arrays, then state, in get_weights's order
+    int64_t params_offset = 0;      // where its trainable arrays start in TrainingProgram::params
+    int64_t state_offset = 0;       // where its non-trainable arrays start in TrainingProgram::state
     DenseOp dense;
     Conv2DOp conv;
     nn::Window2D window;  // Conv2D and the pooling layers (their LayerSpec's)
@@ -83,6 +89,7 @@ public:
 
     // State that persists across fits: parameters (program layout), optimizer slots, step count.
     std::vector<float> params;
+    std::vector<float> state;  // non-trainable arrays (moving statistics): saved, never optimized
     std::vector<float> optimizer_slots;
     int64_t optimizer_step = 0;
     // Counts set_program_weights calls, so a running fit sees weights a callback set.

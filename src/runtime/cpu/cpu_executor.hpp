@@ -1,7 +1,9 @@
 // The CPU step loop. One training step, top to bottom: forward through every op, loss value
 // and gradient, backward through every op, one optimizer pass over all parameters. Every
 // buffer is allocated in the constructor; a step allocates nothing and dispatches once per op
-// (a switch), never per element. Templated on the scalar: float for training, double for the
+// (a switch), never per element. The product layers (Dense, Conv2D) run here on the GEMM this
+// machine measured fastest; every other kind runs its op's forward and backward (nn/ops/*.hpp)
+// on buffers its spec asked for. Templated on the scalar: float for training, double for the
 // finite-difference gradient tests.
 //
 // Small trailing layers (a classifier head after a big first layer: MNIST's 256 -> 10) are too
@@ -28,6 +30,7 @@
 #include "nn/dropout.hpp"
 #include "nn/losses.hpp"
 #include "nn/metrics.hpp"
+#include "nn/ops/all_ops.hpp"
 #include "nn/optimizer_math.hpp"
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
@@ -55,20 +58,20 @@ public:
                 uint64_t dropout_seed)
         : program_(program), ops_(program.ops), max_rows_(max_rows), y_width_(y_width),
           metrics_(std::move(metrics)), params_(program.params.begin(), program.params.end()),
-          grads_(params_.size()), slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
+          grads_(params_.size()), state_(program.state.begin(), program.state.end()),
+          slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
         const size_t n = ops_.size();
-        z_.resize(n), a_.resize(n), da_.resize(n), mask_.resize(n), cols_.resize(n), argmax_.resize(n);
+        z_.resize(n), a_.resize(n), da_.resize(n), scratch_.resize(n), cols_.resize(n), indices_.resize(n);
         size_t dcols = 0;
         for (size_t i = 0; i < n; ++i) {
             const ProgramOp& op = ops_[i];
             const size_t size = static_cast<size_t>(max_rows * op.out_width);
             z_[i].assign(size, T(0));
             da_[i].assign(size, T(0));
-            const bool own_output = op.kind == Layer::Kind::Dropout || op.activation() != Activation::linear;
-            if (own_output) a_[i].assign(size, T(0));
-            if (op.kind == Layer::Kind::Dropout) mask_[i].assign(size, T(1));
-            if (op.kind == Layer::Kind::MaxPooling2D) argmax_[i].assign(size, 0);
+            if (op.activation() != Activation::linear) a_[i].assign(size, T(0));
+            scratch_[i].assign(static_cast<size_t>(max_rows * op.spec.scratch_per_sample + op.spec.op_scratch), T(0));
+            indices_[i].assign(static_cast<size_t>(max_rows * op.spec.indices_per_sample), 0);
             if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
                 const size_t patches = static_cast<size_t>(max_rows * op.window.out_h * op.window.out_w * op.conv.patch);
                 cols_[i].assign(patches, T(0));
@@ -87,11 +90,13 @@ public:
     // Writes the parameters and optimizer state back (after a fit).
     void store_state(TrainingProgram& program) const {
         for (size_t i = 0; i < params_.size(); ++i) program.params[i] = static_cast<float>(params_[i]);
+        for (size_t i = 0; i < state_.size(); ++i) program.state[i] = static_cast<float>(state_[i]);
         for (size_t i = 0; i < slots_.size(); ++i) program.optimizer_slots[i] = static_cast<float>(slots_[i]);
         program.optimizer_step = step_;
     }
     void load_state(const TrainingProgram& program) {
         std::copy(program.params.begin(), program.params.end(), params_.begin());
+        std::copy(program.state.begin(), program.state.end(), state_.begin());
         std::copy(program.optimizer_slots.begin(), program.optimizer_slots.end(), slots_.begin());
         step_ = program.optimizer_step;
     }
@@ -180,25 +185,27 @@ private:
                                           c.filters, false, c.use_blas, relu_out);
                 break;
             }
-            case Layer::Kind::MaxPooling2D:
-                return over_images(op, rows, [&](int64_t a, int64_t n) {
-                    max_pool_forward(z + a * width, argmax_[i].data() + (r0 + a) * width, in + a * op.in_width, n,
-                                     op.window);
+            default:  // every other kind: its op
+                return over_parts(op, rows, [&](int64_t a, int64_t n) {
+                    nn::op_forward(op_args(i, r0 + a, n, training, in + a * op.in_width, z + a * width));
                 });
-            case Layer::Kind::AveragePooling2D:
-                return over_images(op, rows, [&](int64_t a, int64_t n) {
-                    average_pool_forward(z + a * width, in + a * op.in_width, n, op.window);
-                });
-            case Layer::Kind::GlobalAveragePooling2D:
-                return global_average_pool_forward(z, in, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
-            case Layer::Kind::Flatten:
-            case Layer::Kind::Reshape:
-                std::copy(in, in + rows * width, z);
-                return;
-            case Layer::Kind::Dropout:
-                return dropout_forward(i, in, r0, rows, training);
         }
         if (!activated && !defer_activation) activation_forward_op(i, r0, rows);
+    }
+
+    // What op i's kernels get for rows [r0, r0 + rows) of the batch (nn/ops/op.hpp).
+    nn::OpArgs<T> op_args(size_t i, int64_t r0, int64_t rows, bool training, const T* in, T* out) {
+        const ProgramOp& op = ops_[i];
+        nn::OpArgs<T> a{op.layer, op.spec};
+        a.rows = rows, a.first_row = r0, a.training = training;
+        a.random_key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
+        a.params = params_.data() + op.params_offset;
+        a.state = state_.data() + op.state_offset;
+        a.scratch = scratch_[i].data() + r0 * op.spec.scratch_per_sample;
+        a.indices = indices_[i].data() + r0 * op.spec.indices_per_sample;
+        a.op_scratch = scratch_[i].data() + max_rows_ * op.spec.scratch_per_sample;
+        a.in = in, a.out = out;
+        return a;
     }
 
     static int64_t pixels(const ProgramOp& op) { return op.window.out_h * op.window.out_w; }
@@ -211,17 +218,18 @@ private:
         const int64_t patches = pixels(op) * op.conv.patch;
         T* cols = cols_[i].data() + r0 * patches;
         if (fill)
-            over_images(op, rows, [&](int64_t a, int64_t n) { im2col(cols + a * patches, in + a * op.in_width, n, op.window); });
+            over_parts(op, rows, [&](int64_t a, int64_t n) { im2col(cols + a * patches, in + a * op.in_width, n, op.window); });
         return cols;
     }
 
-    // f(first, count) over images [0, rows), split over the thread pool when the batch's images
-    // are worth it (im2col, col2im, pooling: each image's values are computed by one task in one
-    // order, so the split changes no result).
+    // f(first, count) over samples [0, rows), split over the thread pool when the op works on
+    // images whose values are worth it (im2col, col2im, pooling: each image's values are computed
+    // by one task in one order, so the split changes no result) and its samples are independent.
     template <class F>
-    void over_images(const ProgramOp& op, int64_t rows, F&& f) {
+    void over_parts(const ProgramOp& op, int64_t rows, F&& f) {
         ThreadPool& pool = ThreadPool::instance();
         const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 &&
+                           op.spec.rows_independent && op.in_shape.size() == 3 &&
                            rows * (op.in_width + op.out_width) >= kSplitMinImageValues;
         if (!split) return f(0, rows);
         const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
@@ -229,21 +237,6 @@ private:
             const int64_t a = t * chunk, b = std::min(rows, a + chunk);
             if (a < b) f(a, b - a);
         });
-    }
-
-    void dropout_forward(size_t i, const T* in, int64_t r0, int64_t rows, bool training) {
-        const ProgramOp& op = ops_[i];
-        const int64_t width = op.out_width;
-        // Inverted dropout: keep with probability 1 - rate, scaled by 1 / (1 - rate). The mask
-        // hashes the element's index in the whole batch, so halves draw the batch's mask.
-        const int64_t first = r0 * width, n = rows * width;
-        T* m = mask_[i].data() + first;
-        const T keep = nn::dropout_keep_scale<T>(op.dropout_rate);
-        const uint64_t key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
-        for (int64_t j = 0; j < n; ++j)
-            m[j] = nn::dropout_mask(training, op.dropout_rate, keep, key, static_cast<uint64_t>(first + j));
-        T* o = out(i) + first;
-        for (int64_t j = 0; j < n; ++j) o[j] = in[j] * m[j];
     }
 
     // An activation's rows and width: a Conv2D's act on each pixel's channels (softmax over them).
@@ -303,7 +296,7 @@ private:
                                c.patch, c.filters, false, c.use_blas);
                 if (din && !c.identity_patches) {
                     const int64_t patches = pixels(op) * c.patch;
-                    over_images(op, rows, [&](int64_t a, int64_t n) {
+                    over_parts(op, rows, [&](int64_t a, int64_t n) {
                         col2im(din + a * op.in_width, dcols + a * patches, n, op.window);
                     });
                 }
@@ -312,27 +305,16 @@ private:
             default:
                 break;
         }
-        if (!din) return;
-        switch (op.kind) {
-            case Layer::Kind::MaxPooling2D:
-                return over_images(op, rows, [&](int64_t a, int64_t n) {
-                    max_pool_backward(din + a * op.in_width, dout + a * width, argmax_[i].data() + (r0 + a) * width, n,
-                                      op.window);
-                });
-            case Layer::Kind::AveragePooling2D:
-                return over_images(op, rows, [&](int64_t a, int64_t n) {
-                    average_pool_backward(din + a * op.in_width, dout + a * width, n, op.window);
-                });
-            case Layer::Kind::GlobalAveragePooling2D:
-                return global_average_pool_backward(din, dout, rows, op.in_shape[0] * op.in_shape[1], op.in_shape[2]);
-            case Layer::Kind::Dropout: {
-                const T* m = mask_[i].data() + r0 * width;
-                for (int64_t j = 0, n = rows * width; j < n; ++j) din[j] = dout[j] * m[j];
-                return;
-            }
-            default:  // Flatten, Reshape: the same values in another shape
-                std::copy(dout, dout + rows * width, din);
-        }
+        // Every other kind: its op (which may have parameter gradients even as the first op).
+        const bool has_grads = op.params_offset < first_param(i + 1);
+        if (!din && !has_grads) return;
+        over_parts(op, rows, [&](int64_t a, int64_t n) {
+            nn::OpArgs<T> args = op_args(i, r0 + a, n, true, in + a * op.in_width, nullptr);
+            args.grads = g + (op.params_offset - g_first);
+            args.dout = dout + a * width;
+            args.din = din ? din + a * op.in_width : nullptr;
+            nn::op_backward(args);
+        });
     }
 
     // Picks the tail: the longest run of trailing ops whose products are all too small to use
@@ -404,16 +386,17 @@ private:
     const std::vector<ProgramOp>& ops_;
     int64_t max_rows_, y_width_;
     std::vector<nn::Metric> metrics_;
-    std::vector<T> params_, grads_, slots_;
+    std::vector<T> params_, grads_, state_, slots_;
     int64_t step_;
     uint64_t dropout_seed_;
     size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)
     int64_t tail_params_ = 0;   // the tail's first parameter index
     std::vector<T> partial_grads_[2];  // each half's gradients of the tail's parameters
-    // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), dropout mask,
-    // a Conv2D's im2col rows (kept from forward for its weight gradient), a max pool's argmax.
-    std::vector<std::vector<T>> z_, a_, da_, mask_, cols_;
-    std::vector<std::vector<int32_t>> argmax_;
+    // Per op: pre-activation z, output a (empty when it would equal z), dL/d(output), the op's
+    // scratch (per sample, then for the batch), a Conv2D's im2col rows (kept from forward for its
+    // weight gradient), the op's int32 scratch per sample (a max pool's argmax).
+    std::vector<std::vector<T>> z_, a_, da_, scratch_, cols_;
+    std::vector<std::vector<int32_t>> indices_;
     std::vector<T> dcols_;  // the input gradient's im2col rows, shared by the Conv2D ops
 };
 
