@@ -32,7 +32,7 @@ def explain(model, x, y, batch_size=None, epochs=1, validation_data=None, valida
     if model._compiled is None:
         raise RuntimeError("explain: compile the model first")
     x, y = float32(x, "x"), float32(y, "y")
-    model._build(model._input_shape or x.shape[1:])
+    model._build_for(x.shape)
     if validation_data is None and validation_split:
         # The explained fit takes validation rows as data: the last rows, as Keras's split takes them.
         split = int(len(x) * (1 - float(validation_split)))

@@ -88,7 +88,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
             raise ValueError(f"sweep: {name} must be a number of samples, 1 or more, got {count!r}")
     resampled = bool(kfold or shuffle_splits or bootstrap)
     x, y = float32(x, "x"), float32(y, "y")
-    model._build(model._input_shape or x.shape[1:])
+    model._build_for(x.shape)
     optimizer, loss, metrics = model._compiled
     options = _fit_options(batch_size, epochs, 0, 0, validation_data, validation_split, None, shuffle, steps_per_epoch,
                            seed)

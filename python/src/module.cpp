@@ -3,6 +3,7 @@
 // and defaults are Python (python/onefit/keras). Errors are translated once, at this boundary.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -266,6 +267,33 @@ NB_MODULE(_onefit, m) {
         .def("add_dropout", [](onefit::Sequential& s, float rate, const std::string& name) {
             s.add(onefit::Dropout(rate, name));
         }, "rate"_a, "name"_a)
+        .def("add_conv2d", [](onefit::Sequential& s, int64_t filters, std::array<int64_t, 2> kernel_size,
+                              std::array<int64_t, 2> strides, const std::string& padding, const std::string& activation,
+                              bool use_bias, const std::string& kernel_initializer,
+                              const std::string& bias_initializer, const std::string& name) {
+            onefit::Layer layer = onefit::Conv2D(filters, kernel_size, strides, padding, activation, use_bias, name);
+            layer.kernel_initializer = kernel_initializer;
+            layer.bias_initializer = bias_initializer;
+            s.add(layer);
+        }, "filters"_a, "kernel_size"_a, "strides"_a, "padding"_a, "activation"_a, "use_bias"_a,
+           "kernel_initializer"_a, "bias_initializer"_a, "name"_a)
+        // kind "max" or "average"; strides {0, 0}: the pool size (Keras's strides=None).
+        .def("add_pooling2d", [](onefit::Sequential& s, const std::string& kind, std::array<int64_t, 2> pool_size,
+                                 std::array<int64_t, 2> strides, const std::string& padding, const std::string& name) {
+            if (kind != "max" && kind != "average")
+                throw onefit::Error("add_pooling2d: kind is 'max' or 'average', not '" + kind + "'");
+            s.add(kind == "max" ? onefit::MaxPooling2D(pool_size, strides, padding, name)
+                                : onefit::AveragePooling2D(pool_size, strides, padding, name));
+        }, "kind"_a, "pool_size"_a, "strides"_a, "padding"_a, "name"_a)
+        .def("add_global_average_pooling2d", [](onefit::Sequential& s, const std::string& name) {
+            s.add(onefit::GlobalAveragePooling2D(name));
+        }, "name"_a)
+        .def("add_flatten", [](onefit::Sequential& s, const std::string& name) {
+            s.add(onefit::Flatten(name));
+        }, "name"_a)
+        .def("add_reshape", [](onefit::Sequential& s, std::vector<int64_t> target_shape, const std::string& name) {
+            s.add(onefit::Reshape(std::move(target_shape), name));
+        }, "target_shape"_a, "name"_a)
         .def("compile", [](onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
                            std::vector<std::string> metrics) {
             s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});
@@ -331,6 +359,12 @@ NB_MODULE(_onefit, m) {
                 d["activation"] = onefit::activation_name(l.activation);
                 d["use_bias"] = l.use_bias;
                 d["rate"] = l.rate;
+                d["filters"] = l.filters;
+                d["kernel_size"] = l.kernel_size;
+                d["strides"] = l.strides;
+                d["padding"] = onefit::padding_name(l.padding);
+                d["pool_size"] = l.pool_size;
+                d["target_shape"] = l.target_shape;
                 out.append(d);
             }
             return out;

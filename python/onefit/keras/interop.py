@@ -1,5 +1,6 @@
-"""from_keras / to_keras: a Keras 3 Sequential of Dense and Dropout layers becomes an onefit model
-with the same layers, weights, optimizer, loss and metrics, and back. Keras is imported only by
+"""from_keras / to_keras: a Keras 3 Sequential of Dense, Dropout and image layers (Conv2D,
+MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, Reshape; channels last) becomes an
+onefit model with the same layers, weights, optimizer, loss and metrics, and back. Keras is imported only by
 to_keras (onefit itself never needs it); from_keras reads the model it is given."""
 from onefit.keras import layers as _layers
 from onefit.keras import models as _models
@@ -7,11 +8,13 @@ from onefit.keras import models as _models
 # What a Keras Dense may have that onefit's has not, with the value that means "none".
 _DENSE_OFF = {"kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
               "kernel_constraint": None, "bias_constraint": None, "lora_rank": None, "quantization_config": None}
+# ... and a Conv2D (its config holds pairs as tuples or lists).
+_CONV_OFF = dict(_DENSE_OFF, dilation_rate=(1, 1), groups=1)
 
 
 def from_keras(keras_model):
-    """An onefit.keras.Sequential equal to `keras_model` (a built Keras Sequential of Dense and
-    Dropout layers): same layers, names and weights; compiled with its optimizer (and settings),
+    """An onefit.keras.Sequential equal to `keras_model` (a built Keras Sequential of the layers
+    onefit.keras has): same layers, names and weights; compiled with its optimizer (and settings),
     loss and metrics when it is compiled."""
     if not hasattr(keras_model, "layers") or not hasattr(keras_model, "get_weights"):
         raise TypeError(f"from_keras takes a Keras Sequential model, not {type(keras_model).__name__}")
@@ -34,20 +37,49 @@ def _layer(layer):
     where = f"from_keras: layer {layer.name!r} ({kind})"
     if not config.get("trainable", True):
         raise TypeError(f"{where} is frozen (trainable=False); onefit trains every layer")
+    if config.get("data_format", "channels_last") != "channels_last":
+        raise TypeError(f"{where}: data_format {config['data_format']!r} is not supported by onefit "
+                        "(channels last only)")
     if kind == "Dense":
-        for key, off in _DENSE_OFF.items():
-            if config.get(key, off) != off:
-                raise TypeError(f"{where}: {key} is not supported by onefit")
-        activation = config.get("activation") or "linear"
-        if not isinstance(activation, str):
-            raise TypeError(f"{where}: activation {activation!r} is not one onefit knows by name")
-        return _layers.Dense(int(config["units"]), activation=activation, use_bias=bool(config.get("use_bias", True)),
-                             name=layer.name)
+        _refuse_on(config, _DENSE_OFF, where)
+        return _layers.Dense(int(config["units"]), activation=_activation(config, where),
+                             use_bias=bool(config.get("use_bias", True)), name=layer.name)
     if kind == "Dropout":
         if config.get("noise_shape") is not None:
             raise TypeError(f"{where}: noise_shape is not supported by onefit")
         return _layers.Dropout(float(config["rate"]), name=layer.name)
-    raise TypeError(f"{where}: onefit has Dense and Dropout layers only")
+    if kind == "Conv2D":
+        _refuse_on(config, _CONV_OFF, where)
+        return _layers.Conv2D(int(config["filters"]), tuple(config["kernel_size"]), strides=tuple(config["strides"]),
+                              padding=config["padding"], activation=_activation(config, where),
+                              use_bias=bool(config.get("use_bias", True)), name=layer.name)
+    if kind in ("MaxPooling2D", "AveragePooling2D"):
+        strides = config.get("strides")
+        return _layers.LAYERS[kind](tuple(config["pool_size"]), strides=None if strides is None else tuple(strides),
+                                    padding=config["padding"], name=layer.name)
+    if kind == "GlobalAveragePooling2D":
+        if config.get("keepdims"):
+            raise TypeError(f"{where}: keepdims=True is not supported by onefit")
+        return _layers.GlobalAveragePooling2D(name=layer.name)
+    if kind == "Flatten":
+        return _layers.Flatten(name=layer.name)
+    if kind == "Reshape":
+        return _layers.Reshape(tuple(config["target_shape"]), name=layer.name)
+    raise TypeError(f"{where}: onefit has the layers {', '.join(_layers.LAYERS)} only")
+
+
+def _refuse_on(config, off, where):
+    for key, none in off.items():
+        value = config.get(key, none)
+        if (tuple(value) if isinstance(value, list) else value) != none:
+            raise TypeError(f"{where}: {key} is not supported by onefit")
+
+
+def _activation(config, where):
+    activation = config.get("activation") or "linear"
+    if not isinstance(activation, str):
+        raise TypeError(f"{where}: activation {activation!r} is not one onefit knows by name")
+    return activation
 
 
 def _metrics(keras_model):
@@ -57,6 +89,23 @@ def _metrics(keras_model):
     if isinstance(metrics, dict):
         raise ValueError("from_keras: per-output metrics are not supported by onefit")
     return list(metrics or [])
+
+
+def _keras_layer(k, layer):
+    """The Keras layer (from the module `k`, keras.layers) equal to an onefit.keras layer."""
+    kind = type(layer).__name__
+    if kind == "Dense":
+        return k.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias, name=layer.name)
+    if kind == "Dropout":
+        return k.Dropout(layer.rate, name=layer.name)
+    if kind == "Conv2D":
+        return k.Conv2D(layer.filters, layer.kernel_size, strides=layer.strides, padding=layer.padding,
+                        activation=layer.activation, use_bias=layer.use_bias, name=layer.name)
+    if kind in ("MaxPooling2D", "AveragePooling2D"):
+        return getattr(k, kind)(layer.pool_size, strides=layer.strides, padding=layer.padding, name=layer.name)
+    if kind == "Reshape":
+        return k.Reshape(layer.target_shape, name=layer.name)
+    return getattr(k, kind)(name=layer.name)  # GlobalAveragePooling2D, Flatten
 
 
 # onefit's native loss names and optimizer names -> Keras 3's classes.
@@ -77,12 +126,7 @@ def to_keras(model):
         raise ImportError(f"to_keras needs Keras 3 and a backend (pip install keras jax): {e}") from None
     model._require_built("to_keras")
     layers = [keras.Input(shape=model._input_shape)]
-    for layer in model.layers:
-        if isinstance(layer, _layers.Dense):
-            layers.append(keras.layers.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias,
-                                             name=layer.name))
-        else:
-            layers.append(keras.layers.Dropout(layer.rate, name=layer.name))
+    layers += [_keras_layer(keras.layers, layer) for layer in model.layers]
     out = keras.Sequential(layers, name=model.name)
     out.set_weights(model.get_weights())
     if model._compiled is not None:

@@ -1,4 +1,8 @@
-"""Layers as plain descriptions (Keras's constructor arguments); the model lowers them."""
+"""Layers as plain descriptions (Keras's constructor arguments); the model lowers them. Each class
+knows its one native call (`_add_to`) and how to come back from a loaded model's layer list
+(`_from_info`), so a new layer is a class here plus its binding."""
+import numbers
+
 from onefit.nn import activation_name
 
 
@@ -52,6 +56,14 @@ class Dense(Layer):
         self.kernel_initializer = _initializer_name(kernel_initializer)
         self.bias_initializer = _initializer_name(bias_initializer)
 
+    def _add_to(self, native):
+        native.add_dense(self.units, self.activation, self.use_bias, self.kernel_initializer, self.bias_initializer,
+                         self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(info["units"], activation=info["activation"], use_bias=info["use_bias"], name=info["name"] or None)
+
     def __repr__(self):
         return f"Dense({self.units}, activation={self.activation!r})"
 
@@ -68,8 +80,219 @@ class Dropout(Layer):
             raise ValueError(f"Dropout rate must be in [0, 1), not {rate!r}")
         self.rate = float(rate)
 
+    def _add_to(self, native):
+        native.add_dropout(self.rate, self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(info["rate"], name=info["name"] or None)
+
     def __repr__(self):
         return f"Dropout({self.rate})"
+
+
+# Image layers: samples are channels last (height, width, channels), as Keras's default
+# data_format; a Conv2D kernel is Keras's (kh, kw, in, filters).
+
+# Keras arguments of a Conv2D that onefit has not, with the value that means "none".
+_CONV_OFF = {"dilation_rate": (1, 1), "groups": 1, "kernel_regularizer": None, "bias_regularizer": None,
+             "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None}
+
+
+class Conv2D(Layer):
+    """keras.layers.Conv2D(filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+    activation=None, use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros",
+    name=None): an int kernel_size or strides means a square; the kernel is (kh, kw, in, filters)."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 input_shape=None, **kwargs):
+        _keras_off(kwargs, _CONV_OFF, "Conv2D")
+        _no_unsupported(kwargs, "Conv2D")
+        super().__init__(name, input_shape)
+        _channels_last(data_format, "Conv2D")
+        if isinstance(filters, bool) or not isinstance(filters, int) or filters <= 0:
+            raise ValueError(f"Conv2D filters must be a positive integer, not {filters!r}")
+        self.filters = filters
+        self.kernel_size = _pair(kernel_size, "Conv2D", "kernel_size")
+        self.strides = _pair(strides, "Conv2D", "strides")
+        self.padding = _padding(padding, "Conv2D")
+        self.activation = activation_name(activation)
+        self.use_bias = bool(use_bias)
+        self.kernel_initializer = _initializer_name(kernel_initializer)
+        self.bias_initializer = _initializer_name(bias_initializer)
+
+    def _add_to(self, native):
+        native.add_conv2d(self.filters, self.kernel_size, self.strides, self.padding, self.activation, self.use_bias,
+                          self.kernel_initializer, self.bias_initializer, self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(info["filters"], tuple(info["kernel_size"]), strides=tuple(info["strides"]), padding=info["padding"],
+                   activation=info["activation"], use_bias=info["use_bias"], name=info["name"] or None)
+
+    def __repr__(self):
+        return f"Conv2D({self.filters}, {self.kernel_size}, activation={self.activation!r})"
+
+
+class _Pooling2D(Layer):
+    _kind = ""  # the native add_pooling2d's kind: "max" or "average"
+
+    def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, name=None,
+                 input_shape=None, **kwargs):
+        what = type(self).__name__
+        _no_unsupported(kwargs, what)
+        super().__init__(name, input_shape)
+        _channels_last(data_format, what)
+        self.pool_size = _pair(pool_size, what, "pool_size")
+        # As Keras: strides=None is the pool size.
+        self.strides = self.pool_size if strides is None else _pair(strides, what, "strides")
+        self.padding = _padding(padding, what)
+
+    def _add_to(self, native):
+        native.add_pooling2d(self._kind, self.pool_size, self.strides, self.padding, self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(tuple(info["pool_size"]), strides=tuple(info["strides"]), padding=info["padding"],
+                   name=info["name"] or None)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.pool_size}, strides={self.strides})"
+
+
+class MaxPooling2D(_Pooling2D):
+    """keras.layers.MaxPooling2D(pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+    name=None): the largest value of each window (strides=None: the pool size); padding never wins."""
+
+    _kind = "max"
+
+
+class AveragePooling2D(_Pooling2D):
+    """keras.layers.AveragePooling2D(pool_size=(2, 2), strides=None, padding="valid", data_format=None,
+    name=None): the mean of each window; a window overhanging a "same" border divides by the pixels inside."""
+
+    _kind = "average"
+
+
+class GlobalAveragePooling2D(Layer):
+    """keras.layers.GlobalAveragePooling2D(data_format=None, keepdims=False, name=None): each channel's
+    mean over height and width, (H, W, C) -> (C,)."""
+
+    def __init__(self, data_format=None, keepdims=False, name=None, input_shape=None, **kwargs):
+        _no_unsupported(kwargs, "GlobalAveragePooling2D")
+        super().__init__(name, input_shape)
+        _channels_last(data_format, "GlobalAveragePooling2D")
+        if keepdims:
+            raise ValueError("GlobalAveragePooling2D keepdims=True is not supported by onefit (its output is (C,))")
+
+    def _add_to(self, native):
+        native.add_global_average_pooling2d(self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(name=info["name"] or None)
+
+    def __repr__(self):
+        return "GlobalAveragePooling2D()"
+
+
+class Flatten(Layer):
+    """keras.layers.Flatten(data_format=None, name=None): one sample's values as one axis."""
+
+    def __init__(self, data_format=None, name=None, input_shape=None, **kwargs):
+        _no_unsupported(kwargs, "Flatten")
+        super().__init__(name, input_shape)
+        _channels_last(data_format, "Flatten")
+
+    def _add_to(self, native):
+        native.add_flatten(self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(name=info["name"] or None)
+
+    def __repr__(self):
+        return "Flatten()"
+
+
+class Reshape(Layer):
+    """keras.layers.Reshape(target_shape, name=None): one sample's values in a new shape (without the
+    batch axis); one entry may be -1, inferred from the others."""
+
+    def __init__(self, target_shape, name=None, input_shape=None, **kwargs):
+        _no_unsupported(kwargs, "Reshape")
+        super().__init__(name, input_shape)
+        if isinstance(target_shape, int):
+            target_shape = (target_shape,)
+        try:
+            shape = tuple(_int(d) for d in target_shape)
+        except (TypeError, ValueError):
+            raise ValueError(f"Reshape target_shape must be a tuple of integers, not {target_shape!r}") from None
+        if not shape or any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
+            raise ValueError(f"Reshape target_shape must be positive integers with at most one -1, "
+                             f"not {target_shape!r}")
+        self.target_shape = shape
+
+    def _add_to(self, native):
+        native.add_reshape(list(self.target_shape), self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(tuple(info["target_shape"]), name=info["name"] or None)
+
+    def __repr__(self):
+        return f"Reshape({self.target_shape})"
+
+
+# The layers a model holds, by Keras class name (what the native model's layer list reports).
+LAYERS = {cls.__name__: cls for cls in (Dense, Dropout, Conv2D, MaxPooling2D, AveragePooling2D,
+                                        GlobalAveragePooling2D, Flatten, Reshape)}
+IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D)
+
+
+def _int(value):
+    if isinstance(value, bool) or int(value) != value:
+        raise ValueError(value)
+    return int(value)
+
+
+def _pair(value, layer, what):
+    """Keras's int-or-pair argument (kernel_size, strides, pool_size) as a pair of positive ints."""
+    try:
+        pair = (value, value) if isinstance(value, numbers.Integral) else value
+        pair = tuple(_int(d) for d in pair)
+    except (TypeError, ValueError):
+        pair = None
+    if pair is None or len(pair) != 2 or min(pair) < 1:
+        raise ValueError(f"{layer} {what} must be a positive integer or a pair of them, not {value!r}")
+    return pair
+
+
+def _padding(padding, layer):
+    name = padding.lower() if isinstance(padding, str) else padding
+    if name not in ("valid", "same"):
+        raise ValueError(f"{layer} padding must be 'valid' or 'same', not {padding!r}")
+    return name
+
+
+def _channels_last(data_format, layer):
+    if data_format not in (None, "channels_last"):
+        raise ValueError(f"{layer} data_format={data_format!r} is not supported by onefit: images are channels last "
+                         "(N, height, width, channels); transpose channels_first arrays with x.transpose(0, 2, 3, 1)")
+
+
+def _keras_off(kwargs, off, layer):
+    """Keras arguments onefit has not, given their "none" value, are dropped; any other value is a
+    ValueError naming the argument rather than silently ignored."""
+    for key, none in off.items():
+        if key not in kwargs:
+            continue
+        value = kwargs.pop(key)
+        if key == "dilation_rate" and isinstance(value, int) and not isinstance(value, bool):
+            value = (value, value)
+        if value != none and not (isinstance(value, list) and tuple(value) == none):
+            raise ValueError(f"{layer} {key}={value!r} is not supported by onefit (only {none!r})")
 
 
 def _initializer_name(init):

@@ -31,7 +31,8 @@ def _metric_names(metrics):
 
 
 class Sequential:
-    """keras.Sequential([layers]): Dense and Dropout layers, compiled into one training program."""
+    """keras.Sequential([layers]): Dense, Dropout and the image layers (Conv2D, MaxPooling2D,
+    AveragePooling2D, GlobalAveragePooling2D, Flatten, Reshape), compiled into one training program."""
 
     def __init__(self, layers=None, name=None, seed=None):
         self.name = name or "sequential"
@@ -54,8 +55,8 @@ class Sequential:
                 raise ValueError("Input must come before the first layer")
             self._input_shape = layer.shape[1:]
             return
-        if not isinstance(layer, (_layers.Dense, _layers.Dropout)):
-            raise TypeError(f"onefit.keras.Sequential takes Dense and Dropout layers, not {layer!r}")
+        if not isinstance(layer, tuple(_layers.LAYERS.values())):
+            raise TypeError(f"onefit.keras.Sequential takes the layers {', '.join(_layers.LAYERS)}, not {layer!r}")
         if self._native is not None:
             raise ValueError("layers cannot be added after the model is built (compile or fit built it)")
         if not self.layers and self._input_shape is None and layer.input_shape is not None:
@@ -69,6 +70,15 @@ class Sequential:
             shape = shape[1:]
         self._build(shape)
 
+    def _build_for(self, x_shape):
+        """Builds the model, unless built, for samples shaped as the data's rows (x_shape includes
+        the batch axis) when no input shape was given. As the onefit CLI: grayscale images (N, H, W)
+        before an image layer are (H, W, 1), which fit, evaluate and predict then take as they are."""
+        shape = tuple(x_shape[1:])
+        if len(shape) == 2 and self.layers and isinstance(self.layers[0], _layers.IMAGE_LAYERS):
+            shape += (1,)
+        self._build(self._input_shape or shape)
+
     def _build(self, shape):
         if self._native is not None:
             return
@@ -76,11 +86,7 @@ class Sequential:
             raise ValueError("the model has no layers; add Dense layers first")
         native = _onefit.Sequential(list(shape), self._seed)
         for layer in self.layers:
-            if isinstance(layer, _layers.Dense):
-                native.add_dense(layer.units, layer.activation, layer.use_bias, layer.kernel_initializer,
-                                 layer.bias_initializer, layer.name or "")
-            else:
-                native.add_dropout(layer.rate, layer.name or "")
+            layer._add_to(native)
         self._native = native
         self._input_shape = tuple(shape)
         self._compile_native()
@@ -142,10 +148,10 @@ class Sequential:
                 raise ValueError("fit: batch_size must not be given with a Dataset; batch the dataset instead")
             if validation_split:
                 raise ValueError("fit: validation_split is not supported with a Dataset; pass validation_data")
-            self._build(self._input_shape or x._x.shape[1:])
+            self._build_for(x._x.shape)
         else:
             x, y = _float32(x, "x"), _float32(y, "y")
-            self._build(self._input_shape or x.shape[1:])
+            self._build_for(x.shape)
         level = _verbosity(verbose)
         options = _fit_options(batch_size, epochs, initial_epoch, level, validation_data, validation_split,
                                validation_batch_size, shuffle, steps_per_epoch, seed, device)
@@ -329,7 +335,11 @@ def _dataset_arrays(dataset, steps, what):
 def _short_fit(x, options, native):
     """True for a fit of at most ~20 M multiply-adds (milliseconds): with no Python callbacks it runs
     as one program call, and a Ctrl-C during it is raised as soon as it returns. Longer fits stop
-    at every epoch end to look for Ctrl-C (~1 us each). A dataset's batches count as 1k rows."""
+    at every epoch end to look for Ctrl-C (~1 us each). A dataset's batches count as 1k rows.
+    A convolution reuses its parameters at every output pixel, so its multiply-adds are not the
+    parameter count: a model with one always stops at epoch ends."""
+    if any(info["kind"] == "Conv2D" for info in native.layers):
+        return False
     dataset = isinstance(x, _data.Dataset)
     rows_per_batch = (1024 if x._native.is_batched() else 1) if dataset else options.batch_size
     if options.steps_per_epoch > 0:
@@ -369,15 +379,10 @@ def load_model(filepath, compile=True):
     native = _onefit.load_model(os.fspath(filepath))
     model = Sequential(seed=native.seed)
     for info in native.layers:
-        if info["kind"] == "Dense":
-            layer = _layers.Dense(info["units"], activation=info["activation"], use_bias=info["use_bias"],
-                                  name=info["name"] or None)
-        elif info["kind"] == "Dropout":
-            layer = _layers.Dropout(info["rate"], name=info["name"] or None)
-        else:
+        if info["kind"] not in _layers.LAYERS:
             raise ValueError(f"{os.fspath(filepath)}: layer {info['name']!r} is a {info['kind']}, which onefit.keras "
                              "does not build yet (the onefit command line and the C++ API train it)")
-        model.layers.append(layer)
+        model.layers.append(_layers.LAYERS[info["kind"]]._from_info(info))
     model._input_shape = tuple(native.input_shape)
     model._native = native
     try:
