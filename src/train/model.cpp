@@ -102,24 +102,27 @@ std::string Sequential::summary() const {
     std::ostringstream s;
     auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, " %-28s%-26s%-10s", a.c_str(), b.c_str(), c.c_str());
+        std::snprintf(buf, sizeof buf, " %-28s %-25s %s", a.c_str(), b.c_str(), c.c_str());
         s << buf << "\n";
     };
     s << "Model: \"sequential\"\n" << rule << "\n";
     row("Layer (type)", "Output Shape", "Param #");
     s << double_rule << "\n";
-    int64_t total = 0;
+    int64_t total = 0, trainable = 0;
     for (size_t i = 0; i < layers_.size(); ++i) {
         int64_t params = 0;
-        for (const nn::ParamSpec& p : specs[i].params) params += shape_elements(p.shape);
+        for (const nn::ParamSpec& p : specs[i].params) {
+            params += shape_elements(p.shape);
+            if (p.trainable) trainable += shape_elements(p.shape);
+        }
         total += params;
         std::string shape = "(None";
         for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
         row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params));
         if (i + 1 < layers_.size()) s << "\n";
     }
-    s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << total
-      << "\nNon-trainable params: 0\n" << rule << "\n";
+    s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << trainable
+      << "\nNon-trainable params: " << total - trainable << "\n" << rule << "\n";
     return s.str();
 }
 

@@ -340,10 +340,8 @@ private:
         for (std::vector<T>& p : partial_grads_) p.assign(params_.size() - static_cast<size_t>(tail_params_), T(0));
     }
 
-    int64_t first_param(size_t from) const {  // the first parameter index of ops [from, n)
-        for (size_t i = from; i < ops_.size(); ++i)
-            if (!ops_[i].params.empty()) return ops_[i].params.front().offset;
-        return static_cast<int64_t>(params_.size());
+    int64_t first_param(size_t from) const {  // the first (trainable) parameter index of ops [from, n)
+        return from < ops_.size() ? ops_[from].params_offset : static_cast<int64_t>(params_.size());
     }
 
     // The tail on two halves of the batch: op tail-1's activation, the tail's forward, the loss,
