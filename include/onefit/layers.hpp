@@ -24,7 +24,8 @@ Padding padding_from_name(const std::string& name);  // throws Error naming the 
 std::string padding_name(Padding padding);
 
 struct Layer {
-    enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D };
+    enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
+                      BatchNormalization };
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // Dense
@@ -44,6 +45,12 @@ struct Layer {
     std::array<int64_t, 2> pool_size{2, 2};
     // Reshape: the per-sample shape, one entry may be -1 (inferred).
     std::vector<int64_t> target_shape;
+    // BatchNormalization: the moving statistics' momentum, the variance's epsilon, and whether
+    // it has beta (center) and gamma (scale).
+    float momentum = 0.99f;
+    float epsilon = 1e-3f;
+    bool center = true;
+    bool scale = true;
 };
 
 // Keras's class name of a kind: "Dense", "Conv2D", "MaxPooling2D", ...
@@ -70,5 +77,9 @@ Layer AveragePooling2D(std::array<int64_t, 2> pool_size = {2, 2}, std::array<int
 Layer AveragePooling2D(int64_t pool_size, int64_t strides = 0, const std::string& padding = "valid",
                        const std::string& name = "");
 Layer GlobalAveragePooling2D(const std::string& name = "");
+// Normalises the last axis (features, or an image's channels) by the batch's statistics in
+// training and by their moving averages in evaluate/predict, as Keras's BatchNormalization().
+Layer BatchNormalization(float momentum = 0.99f, float epsilon = 1e-3f, bool center = true, bool scale = true,
+                         const std::string& name = "");
 
 }  // namespace onefit

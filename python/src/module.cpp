@@ -291,6 +291,10 @@ NB_MODULE(_onefit, m) {
         .def("add_flatten", [](onefit::Sequential& s, const std::string& name) {
             s.add(onefit::Flatten(name));
         }, "name"_a)
+        .def("add_batch_normalization", [](onefit::Sequential& s, float momentum, float epsilon, bool center,
+                                           bool scale, const std::string& name) {
+            s.add(onefit::BatchNormalization(momentum, epsilon, center, scale, name));
+        }, "momentum"_a, "epsilon"_a, "center"_a, "scale"_a, "name"_a)
         .def("add_reshape", [](onefit::Sequential& s, std::vector<int64_t> target_shape, const std::string& name) {
             s.add(onefit::Reshape(std::move(target_shape), name));
         }, "target_shape"_a, "name"_a)
@@ -365,6 +369,10 @@ NB_MODULE(_onefit, m) {
                 d["padding"] = onefit::padding_name(l.padding);
                 d["pool_size"] = l.pool_size;
                 d["target_shape"] = l.target_shape;
+                d["momentum"] = l.momentum;
+                d["epsilon"] = l.epsilon;
+                d["center"] = l.center;
+                d["scale"] = l.scale;
                 out.append(d);
             }
             return out;

@@ -114,4 +114,15 @@ Layer GlobalAveragePooling2D(const std::string& name) {
     return layer;
 }
 
+Layer BatchNormalization(float momentum, float epsilon, bool center, bool scale, const std::string& name) {
+    Layer layer;
+    layer.kind = Layer::Kind::BatchNormalization;
+    layer.momentum = momentum;
+    layer.epsilon = epsilon;
+    layer.center = center;
+    layer.scale = scale;
+    layer.name = name;
+    return checked(layer);
+}
+
 }  // namespace onefit

@@ -95,5 +95,23 @@ TEST(CliImages, BadLayerListsExitTwoNamingTheLayer) {
     EXPECT_EQ(fit("16:relu,3:softmax").exit_code, 0);
 }
 
+TEST(CliImages, BatchNormalizationTrainsAndItsMomentumIsChecked) {
+    const Images data = square_images();
+    const std::string model = test_files::temp_path("_bn");
+    const CliResult fit = run_cli({"fit", "--data", data.x, "--labels", data.y, "--layers",
+                                   "conv:8:3:relu:same,batchnorm:0.9,maxpool:2,flatten,3:softmax", "--epochs", "15",
+                                   "--test-size", "0.25", "--shuffle-split", "--metrics", "accuracy", "--verbose", "0",
+                                   "--save", model});
+    ASSERT_EQ(fit.exit_code, 0) << fit.err;
+    EXPECT_NE(fit.out.find("8x8x1-conv8(3x3)-batchnorm-maxpool(2x2)-flatten-3"), std::string::npos) << fit.out;
+    const CliResult evaluate = run_cli({"evaluate", "--model", model, "--data", data.x, "--labels", data.y});
+    ASSERT_EQ(evaluate.exit_code, 0) << evaluate.err;
+    const CliResult bad = run_cli({"fit", "--data", data.x, "--labels", data.y, "--layers",
+                                   "conv:4:3,batchnorm:2,flatten,3:softmax", "--verbose", "0"});
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--layers 'batchnorm:2': BatchNormalization: momentum must be in [0, 1]"), std::string::npos)
+        << bad.err;
+}
+
 }  // namespace
 }  // namespace onefit

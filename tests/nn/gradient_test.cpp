@@ -429,5 +429,20 @@ TEST(Gradients, ReshapeFromFeaturesIntoAnImage) {
                             .loss = make_loss(LossKind::mean_squared_error)});
 }
 
+TEST(Gradients, BatchNormalizationThroughTheBatchsStatistics) {
+    // After a Dense, as the first layer (no input gradient), without beta or gamma, and over an
+    // image's channels after a convolution.
+    expect_gradients_match({.in = 4, .layers = {Dense(6, "tanh"), BatchNormalization(), Dense(3)},
+                            .loss = make_loss(LossKind::mean_squared_error)});
+    expect_gradients_match({.in = 5, .layers = {BatchNormalization(0.9f, 1e-3f, false, true), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+    expect_gradients_match({.in = 3, .layers = {Dense(4), BatchNormalization(0.9f, 1e-2f, true, false), Dense(2)},
+                            .loss = make_loss(LossKind::log_cosh), .rows = 7});
+    expect_gradients_match({.layers = {Conv2D(3, 3, 1, "same"), BatchNormalization(), MaxPooling2D(2), Flatten(),
+                                       Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index, .rows = 3, .image = {4, 5, 2}});
+}
+
 }  // namespace
 }  // namespace onefit

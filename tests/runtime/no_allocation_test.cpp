@@ -233,9 +233,11 @@ TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
 
 TEST(NoAllocation, ImageLayersAllocateNothing) {
     // im2col rows (small and BLAS-sized convolutions, a 1x1 one reading its input in place),
-    // pooling's argmax, Flatten and Reshape all live in buffers made at construction.
+    // pooling's argmax, BatchNormalization's statistics, Flatten and Reshape all live in buffers
+    // made at construction.
     const Case c{.input = {10, 10, 2},
-                 .layers = {Conv2D(8, 3, 1, "same", "relu"), MaxPooling2D(2), Conv2D(16, 3, 1, "valid", "tanh"),
+                 .layers = {Conv2D(8, 3, 1, "same", "relu"), BatchNormalization(), MaxPooling2D(2),
+                            Conv2D(16, 3, 1, "valid", "tanh"),
                             Conv2D(4, 1), AveragePooling2D(2, 1, "same"), Reshape({-1}), Flatten(), Dropout(0.2f),
                             Dense(3, "softmax")},
                  .loss = "sparse_categorical_crossentropy",
@@ -243,7 +245,7 @@ TEST(NoAllocation, ImageLayersAllocateNothing) {
                  .rows = 120,
                  .batch_size = 48,  // enough images for im2col and pooling to split over the pool
                  .shuffle = true};
-    ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[2].conv.use_blas);
+    ASSERT_TRUE(lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {}, 0).ops[3].conv.use_blas);
     expect_no_allocation(c);
 }
 

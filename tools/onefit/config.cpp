@@ -349,6 +349,7 @@ std::string layers_text(const Shape& input_shape, const std::vector<Layer>& laye
             case Layer::Kind::MaxPooling2D: line.append("maxpool("), dims(layer.pool_size), line.append(")"); break;
             case Layer::Kind::AveragePooling2D: line.append("avgpool("), dims(layer.pool_size), line.append(")"); break;
             case Layer::Kind::GlobalAveragePooling2D: line.append("globalavgpool"); break;
+            case Layer::Kind::BatchNormalization: line.append("batchnorm"); break;
         }
     }
     return line;

@@ -22,11 +22,11 @@ std::vector<std::string> split_list(const std::string& text) {
 // "32:relu,dropout:0.2,3:softmax" or "conv:32:3:relu,maxpool:2,flatten,10:softmax": comma
 // separated layers, each UNITS[:ACTIVATION], dropout:RATE, flatten, reshape:D1[:D2[:D3]],
 // conv:FILTERS:KERNEL[:ACTIVATION][:same|valid][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same|valid]
-// or globalavgpool.
+// globalavgpool or batchnorm[:MOMENTUM].
 constexpr const char* kLayerForms =
     "UNITS[:ACTIVATION] (32:relu), dropout:RATE, flatten, reshape:D1:D2:D3, "
     "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE] (conv:32:3:relu), maxpool[:SIZE[:STRIDE]][:same], "
-    "avgpool[:SIZE[:STRIDE]][:same] or globalavgpool";
+    "avgpool[:SIZE[:STRIDE]][:same], globalavgpool or batchnorm[:MOMENTUM]";
 
 std::vector<std::string> split_fields(const std::string& item) {
     std::vector<std::string> fields;
@@ -40,6 +40,11 @@ std::vector<std::string> split_fields(const std::string& item) {
 }
 
 bool parse_integer(const std::string& text, int64_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+bool parse_double(const std::string& text, double& value) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     return !text.empty() && ec == std::errc() && end == text.data() + text.size();
 }
@@ -81,11 +86,20 @@ std::vector<Layer> parse_layers(const std::string& text) {
         const std::string& head = fields[0];
         if (head == "dropout") {
             double rate = 0.0;
-            const std::string tail = fields.size() == 2 ? fields[1] : "";
-            const auto [end, ec] = std::from_chars(tail.data(), tail.data() + tail.size(), rate);
-            if (tail.empty() || ec != std::errc() || end != tail.data() + tail.size())
+            if (fields.size() != 2 || !parse_double(fields[1], rate))
                 throw Error(where + ": a dropout layer is dropout:RATE, e.g. dropout:0.2");
             layers.push_back(make_dropout(rate, "", where));
+            continue;
+        }
+        if (head == "batchnorm") {
+            double momentum = 0.99;
+            if (fields.size() > 2 || (fields.size() == 2 && !parse_double(fields[1], momentum)))
+                throw Error(where + ": a batch normalization layer is batchnorm[:MOMENTUM], e.g. batchnorm:0.9");
+            try {
+                layers.push_back(BatchNormalization(static_cast<float>(momentum)));
+            } catch (const Error& e) {
+                throw Error(where + ": " + e.what());
+            }
             continue;
         }
         int64_t units = 0;
@@ -131,7 +145,8 @@ CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
         "  onefit fit --data images.npy --labels labels.npy --metrics accuracy \\\n"
         "             --layers conv:32:3:relu:same,maxpool:2,flatten,dropout:0.5,10:softmax\n"
         "Layers in --layers: UNITS[:ACTIVATION], dropout:RATE, flatten, reshape:D1:D2:D3,\n"
-        "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same], globalavgpool.\n"
+        "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same], globalavgpool,\n"
+        "batchnorm[:MOMENTUM].\n"
         "The config format is documented in tools/onefit/config.hpp; see examples/iris.json.");
     fit->add_option("config", flags.config_path, "JSON config (every key optional; defaults: the seed experiment)")
         ->type_name("CONFIG.json");

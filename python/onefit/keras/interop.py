@@ -10,6 +10,9 @@ _DENSE_OFF = {"kernel_regularizer": None, "bias_regularizer": None, "activity_re
               "kernel_constraint": None, "bias_constraint": None, "lora_rank": None, "quantization_config": None}
 # ... and a Conv2D (its config holds pairs as tuples or lists).
 _CONV_OFF = dict(_DENSE_OFF, dilation_rate=(1, 1), groups=1)
+# ... and a BatchNormalization.
+_BATCH_NORMALIZATION_OFF = {"beta_regularizer": None, "gamma_regularizer": None, "beta_constraint": None,
+                            "gamma_constraint": None, "synchronized": False, "renorm": False}
 
 
 def from_keras(keras_model):
@@ -65,6 +68,12 @@ def _layer(layer):
         return _layers.Flatten(name=layer.name)
     if kind == "Reshape":
         return _layers.Reshape(tuple(config["target_shape"]), name=layer.name)
+    if kind == "BatchNormalization":
+        _refuse_on(config, _BATCH_NORMALIZATION_OFF, where)
+        if config.get("axis", -1) not in (-1, [-1], (-1,), len(layer.input.shape) - 1):
+            raise TypeError(f"{where}: axis {config['axis']!r} is not supported by onefit (the last axis only)")
+        return _layers.BatchNormalization(momentum=float(config["momentum"]), epsilon=float(config["epsilon"]),
+                                          center=bool(config["center"]), scale=bool(config["scale"]), name=layer.name)
     raise TypeError(f"{where}: onefit has the layers {', '.join(_layers.LAYERS)} only")
 
 
@@ -105,6 +114,9 @@ def _keras_layer(k, layer):
         return getattr(k, kind)(layer.pool_size, strides=layer.strides, padding=layer.padding, name=layer.name)
     if kind == "Reshape":
         return k.Reshape(layer.target_shape, name=layer.name)
+    if kind == "BatchNormalization":
+        return k.BatchNormalization(momentum=layer.momentum, epsilon=layer.epsilon, center=layer.center,
+                                    scale=layer.scale, name=layer.name)
     return getattr(k, kind)(name=layer.name)  # GlobalAveragePooling2D, Flatten
 
 

@@ -245,9 +245,48 @@ class Reshape(Layer):
         return f"Reshape({self.target_shape})"
 
 
+class BatchNormalization(Layer):
+    """keras.layers.BatchNormalization(axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
+    name=None): normalises the last axis by the batch's mean and variance in training, by their
+    moving averages in evaluate/predict. Weights: gamma, beta, moving_mean, moving_variance."""
+
+    # Keras arguments onefit has not, with the value that means "none".
+    _OFF = {"beta_initializer": "zeros", "gamma_initializer": "ones", "moving_mean_initializer": "zeros",
+            "moving_variance_initializer": "ones", "beta_regularizer": None, "gamma_regularizer": None,
+            "beta_constraint": None, "gamma_constraint": None, "synchronized": False, "renorm": False}
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True, name=None, input_shape=None,
+                 **kwargs):
+        _keras_off(kwargs, self._OFF, "BatchNormalization")
+        _no_unsupported(kwargs, "BatchNormalization")
+        super().__init__(name, input_shape)
+        if axis not in (-1, [-1], (-1,)):
+            raise ValueError(f"BatchNormalization axis={axis!r} is not supported by onefit: it normalises the last "
+                             "axis (channels last)")
+        if not 0 <= float(momentum) <= 1:
+            raise ValueError(f"BatchNormalization momentum must be in [0, 1], not {momentum!r}")
+        if not float(epsilon) > 0:
+            raise ValueError(f"BatchNormalization epsilon must be positive, not {epsilon!r}")
+        self.momentum = float(momentum)
+        self.epsilon = float(epsilon)
+        self.center = bool(center)
+        self.scale = bool(scale)
+
+    def _add_to(self, native):
+        native.add_batch_normalization(self.momentum, self.epsilon, self.center, self.scale, self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        return cls(momentum=info["momentum"], epsilon=info["epsilon"], center=info["center"], scale=info["scale"],
+                   name=info["name"] or None)
+
+    def __repr__(self):
+        return f"BatchNormalization(momentum={self.momentum}, epsilon={self.epsilon})"
+
+
 # The layers a model holds, by Keras class name (what the native model's layer list reports).
 LAYERS = {cls.__name__: cls for cls in (Dense, Dropout, Conv2D, MaxPooling2D, AveragePooling2D,
-                                        GlobalAveragePooling2D, Flatten, Reshape)}
+                                        GlobalAveragePooling2D, Flatten, Reshape, BatchNormalization)}
 IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D)
 
 

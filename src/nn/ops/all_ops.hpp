@@ -9,6 +9,7 @@
 #else
 #define ONEFIT_NN_OPS_ALL_OPS_HPP
 #endif
+#include "nn/ops/batch_normalization.hpp"
 #include "nn/ops/dropout.hpp"
 #include "nn/ops/pooling_2d.hpp"
 #include "nn/ops/reshape.hpp"
@@ -21,7 +22,8 @@
     X(Reshape, ReshapeOp)                               \
     X(MaxPooling2D, MaxPooling2DOp)                     \
     X(AveragePooling2D, AveragePooling2DOp)             \
-    X(GlobalAveragePooling2D, GlobalAveragePooling2DOp)
+    X(GlobalAveragePooling2D, GlobalAveragePooling2DOp) \
+    X(BatchNormalization, BatchNormalizationOp)
 #endif
 
 ONEFIT_SIMD_BEGIN(nn)
