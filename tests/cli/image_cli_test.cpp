@@ -113,5 +113,38 @@ TEST(CliImages, BatchNormalizationTrainsAndItsMomentumIsChecked) {
         << bad.err;
 }
 
+TEST(CliImages, AConfigFileDescribesAConvnetWithKerassArgumentNames) {
+    const Images data = square_images();
+    const std::string config = test_files::write_bytes(R"({"model": {"layers": [
+        {"type": "conv2d", "filters": 8, "kernel_size": [3, 3], "padding": "same", "activation": "relu"},
+        {"type": "batch_normalization", "momentum": 0.9},
+        {"type": "max_pooling2d"},
+        {"type": "average_pooling2d", "pool_size": 2, "strides": 1, "padding": "same"},
+        {"type": "reshape", "target_shape": [4, 32]},
+        {"type": "flatten"},
+        {"units": 3, "activation": "softmax"}]}})", "_convnet.json");
+    const CliResult fit = run_cli({"fit", config, "--data", data.x, "--labels", data.y, "--epochs", "2", "--verbose", "0"});
+    ASSERT_EQ(fit.exit_code, 0) << fit.err;
+    EXPECT_NE(fit.out.find("8x8x1-conv8(3x3)-batchnorm-maxpool(2x2)-avgpool(2x2)-reshape(4x32)-flatten-3"),
+              std::string::npos) << fit.out;
+
+    const auto error_of = [&](const std::string& layers) {
+        const std::string bad = test_files::write_bytes(R"({"model": {"layers": [)" + layers + "]}}", "_bad.json");
+        const CliResult r = run_cli({"fit", bad, "--data", data.x, "--labels", data.y, "--verbose", "0"});
+        EXPECT_EQ(r.exit_code, 2) << layers;
+        return r.err;
+    };
+    EXPECT_NE(error_of(R"({"type": "conv2d", "filters": 4, "kernel": 3}, {"type": "flatten"}, {"units": 3})")
+                  .find("model.layers[0]"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"type": "conv2d", "filters": 4, "kernel_size": [3, 0]}, {"type": "flatten"}, {"units": 3})")
+                  .find("model.layers[0].kernel_size[1]"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"type": "batch_normalization", "momentum": 2}, {"type": "flatten"}, {"units": 3})")
+                  .find("momentum must be in [0, 1]"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"type": "conv3d"}, {"units": 3})").find("unknown layer type 'conv3d'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace onefit

@@ -3,6 +3,7 @@
 // value fails with the file name and the key path instead of being silently ignored.
 #include "config.hpp"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -154,7 +155,81 @@ public:
             if (!spec.contains("rate")) throw Error(where(key) + " is a dropout layer without \"rate\"");
             return make_dropout(number(spec["rate"], key + ".rate"), name, where(key + ".rate"));
         }
-        throw Error(where(key + ".type") + ": unknown layer type '" + printable(type) + "' (known: dense, dropout)");
+        return image_layer(spec, key, type, name);
+    }
+
+    // A value Keras takes as an int or a pair (kernel_size, strides, pool_size): both positive.
+    std::array<int64_t, 2> pair(const json& value, const std::string& key) const {
+        if (value.is_number_integer()) {
+            const int64_t v = integer(value, key, 1, kMaxUnits);
+            return {v, v};
+        }
+        if (!value.is_array() || value.size() != 2) throw type_error(value, key, "an integer or a pair such as [3, 3]");
+        return {integer(value[0], key + "[0]", 1, kMaxUnits), integer(value[1], key + "[1]", 1, kMaxUnits)};
+    }
+
+    // The other kinds, by config.json's type words and Keras's argument names and defaults.
+    Layer image_layer(const json& spec, const std::string& key, const std::string& type, const std::string& name) const {
+        const auto get = [&](const char* field, auto read, auto fallback) {
+            return spec.contains(field) ? read(spec[field], key + "." + field) : fallback;
+        };
+        const auto text = [&](const json& v, const std::string& k) { return string(v, k); };
+        const auto flag = [&](const json& v, const std::string& k) { return boolean(v, k); };
+        const auto real = [&](const json& v, const std::string& k) { return static_cast<float>(number(v, k)); };
+        const auto two = [&](const json& v, const std::string& k) { return pair(v, k); };
+        const auto named = [&](auto make) {  // the library's check of the values, naming the layer's key
+            try {
+                return make();
+            } catch (const Error& e) {
+                throw Error(where(key) + ": " + printable(e.what(), 300));
+            }
+        };
+        if (type == "conv2d") {
+            check_object(spec, key, {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "name"});
+            if (!spec.contains("filters") || !spec.contains("kernel_size"))
+                throw Error(where(key) + " is a conv2d layer without \"filters\" and \"kernel_size\"");
+            const int64_t filters = integer(spec["filters"], key + ".filters", 1, kMaxUnits);
+            const std::array<int64_t, 2> kernel = pair(spec["kernel_size"], key + ".kernel_size");
+            const std::array<int64_t, 2> strides = get("strides", two, std::array<int64_t, 2>{1, 1});
+            const std::string padding = get("padding", text, std::string("valid"));
+            const std::string activation = get("activation", text, std::string("linear"));
+            const bool use_bias = get("use_bias", flag, true);
+            return named([&] { return Conv2D(filters, kernel, strides, padding, activation, use_bias, name); });
+        }
+        if (type == "max_pooling2d" || type == "average_pooling2d") {
+            check_object(spec, key, {"type", "pool_size", "strides", "padding", "name"});
+            const std::array<int64_t, 2> size = get("pool_size", two, std::array<int64_t, 2>{2, 2});
+            const bool default_strides = !spec.contains("strides") || spec["strides"].is_null();
+            const std::array<int64_t, 2> strides = default_strides ? size : pair(spec["strides"], key + ".strides");
+            const std::string padding = get("padding", text, std::string("valid"));
+            return named([&] {
+                return type == "max_pooling2d" ? MaxPooling2D(size, strides, padding, name)
+                                               : AveragePooling2D(size, strides, padding, name);
+            });
+        }
+        if (type == "global_average_pooling2d" || type == "flatten") {
+            check_object(spec, key, {"type", "name"});
+            return type == "flatten" ? Flatten(name) : GlobalAveragePooling2D(name);
+        }
+        if (type == "reshape") {
+            check_object(spec, key, {"type", "target_shape", "name"});
+            const json* shape = spec.contains("target_shape") ? &spec["target_shape"] : nullptr;
+            if (!shape || !shape->is_array())
+                throw Error(where(key) + " is a reshape layer without \"target_shape\" (an array such as [7, 7, 16])");
+            std::vector<int64_t> dims;
+            for (size_t i = 0; i < shape->size(); ++i)
+                dims.push_back(integer((*shape)[i], key + ".target_shape[" + std::to_string(i) + "]", -1, kMaxUnits));
+            return named([&] { return Reshape(dims, name); });
+        }
+        if (type == "batch_normalization") {
+            check_object(spec, key, {"type", "momentum", "epsilon", "center", "scale", "name"});
+            const float momentum = get("momentum", real, 0.99f), epsilon = get("epsilon", real, 1e-3f);
+            const bool center = get("center", flag, true), scale = get("scale", flag, true);
+            return named([&] { return BatchNormalization(momentum, epsilon, center, scale, name); });
+        }
+        throw Error(where(key + ".type") + ": unknown layer type '" + printable(type) +
+                    "' (known: dense, dropout, conv2d, max_pooling2d, average_pooling2d, global_average_pooling2d, "
+                    "flatten, reshape, batch_normalization)");
     }
 
     void read_model(const json& model, FitConfig& config) const {

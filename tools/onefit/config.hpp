@@ -19,6 +19,14 @@
 //       {"type": "dropout", "rate": 0.2},
 //       {"type": "dense", "units": 3, "activation": "softmax", "name": "softmax"}
 //     ]
+//     // Image models (data from an .npy of (N, H, W[, C]) or IDX images) take, with Keras's
+//     // argument names and defaults: {"type": "conv2d", "filters": 32, "kernel_size": 3,
+//     // "strides": 1, "padding": "valid", "activation": "relu", "use_bias": true},
+//     // {"type": "max_pooling2d" or "average_pooling2d", "pool_size": 2, "strides": null,
+//     // "padding": "valid"}, {"type": "global_average_pooling2d"}, {"type": "flatten"},
+//     // {"type": "reshape", "target_shape": [7, 7, 16]} and {"type": "batch_normalization",
+//     // "momentum": 0.99, "epsilon": 0.001, "center": true, "scale": true}; a size or stride is
+//     // an integer or a pair [h, w].
 //   },
 //   "compile": {
 //     "optimizer": {"name": "adam", "learning_rate": 0.1},  // or just "adam" (learning rate 0.1)
