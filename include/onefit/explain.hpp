@@ -44,6 +44,7 @@ struct StepWork {
     double blas_fraction = 0;  // of the MACs, those in layers large enough for the BLAS library
     double forward_flops = 0, backward_flops = 0, optimizer_flops = 0, flops = 0;
     double bytes = 0;
+    std::string gpu_unsupported;  // why the CUDA backend cannot run the model (empty: it can)
 };
 
 // The arithmetic core, from plain sizes; activation_width = the sum of every layer's output width.
@@ -110,6 +111,7 @@ struct Projection {
     bool present = false, estimate = true;
     double fixed_seconds = 0, overhead_seconds = 0, compute_seconds = 0, total_seconds = 0;
     std::string path;  // how the device would run it: "step loop", "one persistent kernel", "CUDA graphs"
+    bool supported = true;  // false: the device's backend cannot run this model (the figures are what it would take)
 };
 
 Projection project(const DeviceProfile& profile, const FitWork& work);

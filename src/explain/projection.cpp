@@ -86,6 +86,10 @@ Projection project(const DeviceProfile& p, const FitWork& w) {
                             w.bytes / p.bytes_per_second;
     }
     r.total_seconds = r.fixed_seconds + r.overhead_seconds + r.compute_seconds;
+    if (p.device == Device::cuda && !w.step.gpu_unsupported.empty()) {
+        r.supported = false;
+        r.path = "not supported: " + w.step.gpu_unsupported;
+    }
     return r;
 }
 
@@ -93,8 +97,9 @@ Device pick_device(const FitWork& work, const std::vector<DeviceProfile>& profil
     Device best = Device::cpu;
     double best_seconds = -1;
     for (const DeviceProfile& p : profiles) {
-        if (!p.present) continue;
-        const double t = project(p, work).total_seconds;
+        const Projection projection = project(p, work);
+        if (!p.present || !projection.supported) continue;
+        const double t = projection.total_seconds;
         if (best_seconds < 0 || t < best_seconds) best = p.device, best_seconds = t;
     }
     return best;
@@ -108,6 +113,8 @@ std::string projection_reason(const FitWork& work, const std::vector<Projection>
         if (p.device == Device::cuda && (!gpu || p.total_seconds < gpu->total_seconds)) gpu = &p;
     }
     std::string line = si(work.flops, "FLOP") + " in " + std::to_string(work.steps) + " steps: ";
+    if (cpu && gpu && !gpu->supported)
+        return line + "the CPU runs it (" + format_seconds(cpu->total_seconds) + "): " + work.step.gpu_unsupported;
     if (!cpu || !gpu) return line + "only one device to compare";
     if (cpu->total_seconds <= gpu->total_seconds) {
         const bool fixed = gpu->fixed_seconds >= gpu->overhead_seconds;

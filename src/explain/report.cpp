@@ -139,6 +139,7 @@ std::string explain_json(const ExplainReport& r) {
                                {"present", p.present},
                                {"estimate", p.estimate},
                                {"path", p.path},
+                               {"supported", p.supported},
                                {"source", p.source},
                                {"fixed_seconds", p.fixed_seconds},
                                {"overhead_seconds", p.overhead_seconds},

@@ -40,8 +40,12 @@ StepWork step_work(int64_t forward_macs_per_sample, int64_t first_layer_macs_per
 StepWork step_work(const Sequential& model, int64_t batch_size) {
     const TrainingProgram& program = model.program();
     int64_t dense = 0, activations = 0, blas_macs = 0, first_macs = 0;
+    std::string gpu_unsupported;
     for (const ProgramOp& op : program.ops) {
         activations += op.out_width;
+        if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout && gpu_unsupported.empty())
+            gpu_unsupported = "the CUDA backend runs Dense and Dropout layers only, not " +
+                              layer_class_name(op.kind) + " ('" + op.layer_name + "')";
         if (!op.has_product()) continue;  // Dense and Conv2D: pooling and reshaping cost no products
         if (dense++ == 0) first_macs = op.macs_per_sample;
         if (op.kind == Layer::Kind::Dense ? op.dense.use_blas : op.conv.use_blas) blas_macs += op.macs_per_sample;
@@ -49,6 +53,7 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,
                            program.input_width, activations, slots, batch_size);
+    w.gpu_unsupported = gpu_unsupported;
     w.blas_fraction = static_cast<double>(blas_macs) / static_cast<double>(std::max<int64_t>(1, w.forward_macs_per_sample));
     return w;
 }

@@ -187,6 +187,30 @@ TEST(ExplainProjection, PickDevicePrefersAPresentGpuForLargeWorkAndTheCpuForTiny
     EXPECT_NE(reason.find("the CPU finishes in"), std::string::npos) << reason;
 }
 
+TEST(ExplainProjection, AGpuWhoseBackendCannotRunTheModelIsNeverPickedAndTheReasonSaysWhy) {
+    Sequential convnet(Shape{8, 8, 1});
+    convnet.add(Conv2D(4, 3, 1, "valid", "relu"));
+    convnet.add(Flatten());
+    convnet.add(Dense(3, "softmax"));
+    convnet.compile("adam", "sparse_categorical_crossentropy");
+    FitWork large = fit_work(step_work(convnet, 32), 1'000'000, 0, 64, 100);
+    EXPECT_EQ(large.step.gpu_unsupported, "the CUDA backend runs Dense and Dropout layers only, not Conv2D ('conv2d')");
+    DeviceProfile cpu;
+    cpu.present = true;
+    cpu.flops_per_second = cpu.blas_flops_per_second = 1e6;  // slow enough that a GPU would win
+    DeviceProfile gpu = datasheet_gpu_profiles().front();
+    gpu.present = true;
+    const Projection on_gpu = project(gpu, large);
+    EXPECT_FALSE(on_gpu.supported);
+    EXPECT_NE(on_gpu.path.find("not supported"), std::string::npos);
+    EXPECT_EQ(pick_device(large, {cpu, gpu}), Device::cpu);
+    const std::string reason = projection_reason(large, {project(cpu, large), on_gpu});
+    EXPECT_NE(reason.find("the CPU runs it"), std::string::npos) << reason;
+    // The same work on a Dense model goes to the GPU.
+    large.step.gpu_unsupported.clear();
+    EXPECT_EQ(pick_device(large, {cpu, gpu}), Device::cuda);
+}
+
 TEST(ExplainProjection, DatasheetProfilesAreMarkedAsEstimatesWithASource) {
     for (const DeviceProfile& g : datasheet_gpu_profiles()) {
         EXPECT_TRUE(g.estimate);
