@@ -1,5 +1,6 @@
 // explain_accuracy: how well `onefit explain`'s cost model projects CPU fit time. Calibrates
-// once, then for configurations from Iris-sized (4-32-3) to MNIST-sized (784-512-512-10) prints
+// once, then for configurations from Iris-sized (4-32-3) to MNIST-sized (784-512-512-10), and three
+// convnets (Keras's MNIST one among them), prints
 // the projected and the measured wall time of model.fit (the fastest of 3 runs: other work on
 // the machine only adds time), then the median and worst relative error.
 // Targets: median_error_pct <= 25, worst_error_pct <= 50.
@@ -27,6 +28,10 @@ struct Config {
     int64_t inputs;
     std::vector<int64_t> hidden;
     int64_t classes, batch, rows, validation_rows, epochs;
+    // A convnet instead: images of this shape (inputs = their size), per filters entry a 3x3
+    // Conv2D (relu) and a 2x2 max pooling, then Flatten and the hidden Dense layers.
+    onefit::Shape image{};
+    std::vector<int64_t> filters{};
 };
 
 }  // namespace
@@ -49,19 +54,27 @@ int main() {
         {"wide_784_512_512_10_b256", 784, {512, 512}, 10, 256, 4096, 0, 1},
         {"deep_64_128x4_10_b16", 64, {128, 128, 128, 128}, 10, 16, 2000, 0, 2},
         {"wide_256_1024_10_b128", 256, {1024}, 10, 128, 4096, 0, 1},
+        {"cnn_12x12x1_c8_b32", 144, {}, 10, 32, 2048, 256, 1, {12, 12, 1}, {8}},
+        {"cnn_28x28x1_c32_c64_b128", 784, {}, 10, 128, 1024, 0, 1, {28, 28, 1}, {32, 64}},
+        {"cnn_20x20x3_c16_d64_b64", 1200, {64}, 10, 64, 1024, 0, 1, {20, 20, 3}, {16}},
     };
     std::printf("# explain_accuracy: projected vs measured CPU fit time (min of 3), %zu configurations; "
                 "calibration %.2f s on %s\n", configs.size(), calibration_s, cpu.name.c_str());
     std::vector<double> errors;
     for (const Config& c : configs) {
         const int64_t n = c.rows + c.validation_rows;
-        Tensor x({n, c.inputs}), y({n});
+        Shape x_shape = {n};
+        if (c.image.empty()) x_shape.push_back(c.inputs);
+        x_shape.insert(x_shape.end(), c.image.begin(), c.image.end());
+        Tensor x(x_shape), y({n});
         for (int64_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(mix(static_cast<uint64_t>(k) + 7) >> 40) * 0x1.0p-24f;
         for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(mix((1ull << 41) + static_cast<uint64_t>(i)) % c.classes);
         double measured = INFINITY;
         FitWork work;
         for (int run = 0; run < 3; ++run) {
-            Sequential model({c.inputs}, 0);
+            Sequential model(c.image.empty() ? Shape{c.inputs} : c.image, 0);
+            for (int64_t f : c.filters) model.add(Conv2D(f, 3, 1, "valid", "relu")), model.add(MaxPooling2D(2));
+            if (!c.filters.empty()) model.add(Flatten());
             for (int64_t h : c.hidden) model.add(Dense(h, "relu"));
             model.add(Dense(c.classes, "softmax"));
             model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));

@@ -45,6 +45,10 @@ struct StepWork {
     double forward_flops = 0, backward_flops = 0, optimizer_flops = 0, flops = 0;
     double bytes = 0;
     std::string gpu_unsupported;  // why the CUDA backend cannot run the model (empty: it can)
+    // Values per sample that the ops other than the products move, forward and backward:
+    // im2col/col2im, pooling windows, normalisation, dropout, reshapes. Their loops cost per value
+    // (short spans, index arithmetic), not per flop or per byte of bandwidth.
+    double moved_values_forward = 0, moved_values_backward = 0;
 };
 
 // The arithmetic core, from plain sizes; activation_width = the sum of every layer's output width.
@@ -61,6 +65,7 @@ struct FitWork {
     double data_bytes = 0;        // the arrays packed (and uploaded) once: 4 * rows * (features + 1)
     double flops = 0, bytes = 0;  // totals
     double blas_flops = 0;        // the part of flops in BLAS-sized layers (a different rate on the CPU)
+    double moved_values = 0;      // StepWork's moved values over every trained and validated row
     int64_t dispatches = 0;       // steps + validation batches: what pays the per-step overhead
     int64_t layer_calls = 0;      // kernel launches: 3 per dense layer per step, 1 per validation batch
     // Host -> program calls: 1 when nothing looks between epochs, one per epoch with epoch lines
@@ -96,6 +101,7 @@ struct DeviceProfile {
     double flops_per_second = 1e10;         // achievable fp32, small layers (onefit's own kernels)
     double blas_flops_per_second = 1e10;    // achievable fp32, BLAS-sized layers
     double bytes_per_second = 1e10;         // achievable memory bandwidth
+    double moved_values_per_second = 1e15;  // the non-product ops' loops (StepWork::moved_values_*)
     double launch_seconds = 0;              // per program call (GPU: a kernel or graph launch, sync, log read)
     // The persistent-kernel path (GPUs): a fit whose state fits block_memory_bytes runs in one
     // block at block_flops_per_second, paying block_step_seconds (its barriers) per dispatch.

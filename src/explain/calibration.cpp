@@ -21,7 +21,9 @@ namespace {
 
 // Keep in step with project(onefit VERSION ...); bump kFormat when the profile's meaning changes.
 constexpr const char* kVersion = "0.1.0";
-constexpr int kFormat = 4;  // 3: products from 512 weights count as BLAS work; 4: no dX in the first layer, slots counted
+// 3: products from 512 weights count as BLAS work; 4: no dX in the first layer, slots counted;
+// 5: the non-product ops' moved values, calibrated on convnets.
+constexpr int kFormat = 5;
 
 uint64_t mix(uint64_t i) {  // splitmix64: reproducible synthetic data
     uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ull;
@@ -35,15 +37,21 @@ struct Sample {  // one calibration fit: its work and its measured times
     double train_seconds = 0, fixed_seconds = 0;
 };
 
-Sample measure(int64_t inputs, const std::vector<int64_t>& hidden, int64_t classes, int64_t batch, int64_t rows,
-               int64_t epochs) {
-    Tensor x({rows, inputs}), y({rows});
+// One calibration fit of the model add_layers builds on `input` samples (its last layer added
+// here: `classes` softmax units).
+template <class AddLayers>
+Sample measure_model(const Shape& input, AddLayers add_layers, int64_t classes, int64_t batch, int64_t rows,
+                     int64_t epochs) {
+    const int64_t inputs = shape_elements(input);
+    Shape x_shape = {rows};
+    x_shape.insert(x_shape.end(), input.begin(), input.end());
+    Tensor x(x_shape), y({rows});
     for (int64_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(mix(static_cast<uint64_t>(k)) >> 40) * 0x1.0p-24f;
     for (int64_t i = 0; i < rows; ++i) y[i] = static_cast<float>(mix(1ull << 40 | static_cast<uint64_t>(i)) % classes);
     Sample best;
     for (int run = 0; run < 3; ++run) {  // the fastest of three: other work on the machine only adds time
-        Sequential model({inputs}, 0);
-        for (int64_t h : hidden) model.add(Dense(h, "relu"));
+        Sequential model(input, 0);
+        add_layers(model);
         model.add(Dense(classes, "softmax"));
         model.compile(Adam(1e-3f), loss_from_name("sparse_categorical_crossentropy"));
         FitProfile profile;
@@ -60,6 +68,29 @@ Sample measure(int64_t inputs, const std::vector<int64_t>& hidden, int64_t class
         if (run == 0) best.work = fit_work(step_work(model, batch), rows, 0, inputs, epochs);
     }
     return best;
+}
+
+Sample measure(int64_t inputs, const std::vector<int64_t>& hidden, int64_t classes, int64_t batch, int64_t rows,
+               int64_t epochs) {
+    const auto add = [&](Sequential& model) {
+        for (int64_t h : hidden) model.add(Dense(h, "relu"));
+    };
+    return measure_model({inputs}, add, classes, batch, rows, epochs);
+}
+
+// A convnet: per entry of filters a 3x3 Conv2D (relu) and a 2x2 max pooling, with a
+// BatchNormalization after the first when asked; then Flatten.
+Sample measure_convnet(const Shape& image, const std::vector<int64_t>& filters, bool normalise, int64_t classes,
+                       int64_t batch, int64_t rows, int64_t epochs) {
+    const auto add = [&](Sequential& model) {
+        for (size_t i = 0; i < filters.size(); ++i) {
+            model.add(Conv2D(filters[i], 3, 1, "same", "relu"));
+            if (normalise && i == 0) model.add(BatchNormalization());
+            model.add(MaxPooling2D(2));
+        }
+        model.add(Flatten());
+    };
+    return measure_model(image, add, classes, batch, rows, epochs);
 }
 
 // Least squares with relative weights (each row divided by its measured time, so a 1 ms fit
@@ -115,7 +146,8 @@ nlohmann::json to_json(const DeviceProfile& p) {
             {"call_overhead_seconds", p.call_overhead_seconds},
             {"flops_per_second", p.flops_per_second},
             {"blas_flops_per_second", p.blas_flops_per_second},
-            {"bytes_per_second", p.bytes_per_second}};
+            {"bytes_per_second", p.bytes_per_second},
+            {"moved_values_per_second", p.moved_values_per_second}};
 }
 
 DeviceProfile from_json(const nlohmann::json& j) {
@@ -129,6 +161,7 @@ DeviceProfile from_json(const nlohmann::json& j) {
     p.flops_per_second = j.at("flops_per_second").get<double>();
     p.blas_flops_per_second = j.at("blas_flops_per_second").get<double>();
     p.bytes_per_second = j.at("bytes_per_second").get<double>();
+    p.moved_values_per_second = j.at("moved_values_per_second").get<double>();
     p.device = Device::cpu;
     p.present = true;
     p.estimate = false;
@@ -154,12 +187,15 @@ DeviceProfile calibrate_cpu() {
         measure(256, {1024}, 10, 64, 2048, 2),   measure(64, {128}, 10, 1, 512, 2),
         measure(32, {64, 64}, 4, 64, 4096, 2),   measure(16, {48}, 4, 16, 2048, 3),
         measure(64, {128, 128, 128}, 10, 32, 2048, 2), measure(784, {128}, 10, 64, 2048, 1),
+        measure_convnet({12, 12, 1}, {8}, false, 10, 32, 1024, 1),
+        measure_convnet({28, 28, 1}, {16, 32}, false, 10, 64, 512, 1),
+        measure_convnet({16, 16, 3}, {8}, true, 4, 16, 512, 1),
     };
     std::vector<std::vector<double>> a, fixed_rows;
     std::vector<double> t, fixed_t;
     for (const Sample& s : samples) {
         a.push_back({static_cast<double>(s.work.dispatches), static_cast<double>(s.work.layer_calls),
-                     s.work.flops - s.work.blas_flops, s.work.blas_flops, s.work.bytes});
+                     s.work.flops - s.work.blas_flops, s.work.blas_flops, s.work.bytes, s.work.moved_values});
         t.push_back(std::max(s.train_seconds, 1e-7));
         fixed_rows.push_back({1.0, s.work.data_bytes});
         fixed_t.push_back(std::max(s.fixed_seconds, 1e-7));
@@ -171,12 +207,14 @@ DeviceProfile calibrate_cpu() {
     p.present = true;
     p.estimate = false;
     p.name = "cpu (" + read_cpu_name() + ", " + std::to_string(std::thread::hardware_concurrency()) + " threads)";
-    p.source = "measured here: 12 synthetic fits, least squares (onefit explain --recalibrate to redo)";
+    p.source = "measured here: " + std::to_string(samples.size()) +
+               " synthetic fits, least squares (onefit explain --recalibrate to redo)";
     p.step_overhead_seconds = c[0];
     p.call_overhead_seconds = c[1];
     p.flops_per_second = c[2] > 0 ? 1.0 / c[2] : 1e15;
     p.blas_flops_per_second = c[3] > 0 ? 1.0 / c[3] : 1e15;
     p.bytes_per_second = c[4] > 0 ? 1.0 / c[4] : 1e15;
+    p.moved_values_per_second = c[5] > 0 ? 1.0 / c[5] : 1e15;
     p.startup_seconds = f[0];
     p.transfer_bytes_per_second = f[1] > 0 ? 1.0 / f[1] : 1e15;
     return p;

@@ -19,7 +19,7 @@ const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>
 
 FitWork fit_work(const Sequential& model, int64_t train_rows, int64_t validation_rows, int64_t epochs,
                  int64_t batch_size, int64_t steps_per_epoch, bool host_looks_each_epoch) {
-    FitWork work = fit_work(step_work(model, batch_size), train_rows, validation_rows, model.input_shape()[0], epochs,
+    FitWork work = fit_work(step_work(model, batch_size), train_rows, validation_rows, shape_elements(model.input_shape()), epochs,
                             steps_per_epoch);
     // The live bar's ~30 chunks per epoch happen only on a terminal; counted as one per epoch.
     work.program_calls = host_looks_each_epoch ? epochs : 1;

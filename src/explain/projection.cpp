@@ -30,6 +30,7 @@ DeviceProfile gpu(const std::string& name, double fp32_tflops, double hbm_tb_s, 
     p.flops_per_second = 0.5 * fp32_tflops * 1e12;
     p.blas_flops_per_second = p.flops_per_second;
     p.bytes_per_second = 0.5 * hbm_tb_s * 1e12;
+    p.moved_values_per_second = p.bytes_per_second / 8;  // a value read and written
     p.block_memory_bytes = 227 * 1024;    // shared memory per block (opt-in maximum on sm_90)
     p.block_flops_per_second = 0.25 * fp32_tflops * 1e12 / kMultiprocessors;
     p.block_step_seconds = 2e-6;          // ~10 block-wide barriers per step, ~0.2 us each
@@ -77,13 +78,13 @@ Projection project(const DeviceProfile& p, const FitWork& w) {
         // the arithmetic of one multiprocessor (its state never leaves shared memory).
         r.path = "one persistent kernel";
         r.overhead_seconds = calls + static_cast<double>(w.dispatches) * p.block_step_seconds;
-        r.compute_seconds = w.flops / p.block_flops_per_second;
+        r.compute_seconds = w.flops / p.block_flops_per_second + w.moved_values / p.moved_values_per_second;
     } else {
         r.path = p.device == Device::cpu ? "step loop" : "CUDA graphs";
         r.overhead_seconds = calls + static_cast<double>(w.dispatches) * p.step_overhead_seconds +
                              static_cast<double>(w.layer_calls) * p.call_overhead_seconds;
         r.compute_seconds = (w.flops - w.blas_flops) / p.flops_per_second + w.blas_flops / p.blas_flops_per_second +
-                            w.bytes / p.bytes_per_second;
+                            w.bytes / p.bytes_per_second + w.moved_values / p.moved_values_per_second;
     }
     r.total_seconds = r.fixed_seconds + r.overhead_seconds + r.compute_seconds;
     if (p.device == Device::cuda && !w.step.gpu_unsupported.empty()) {

@@ -102,7 +102,13 @@ std::string explain_text(const ExplainReport& r) {
     out += "Work (forward = 2 x MACs x batch, backward = 2 x forward, optimizer = 10 x params)\n";
     out += "  per step (batch " + std::to_string(s.batch_size) + "): " + si(s.flops, "FLOP") + " (forward " +
            si(s.forward_flops, "FLOP") + ", backward " + si(s.backward_flops, "FLOP") + ", optimizer " +
-           si(s.optimizer_flops, "FLOP") + "), " + si(s.bytes, "B") + " touched\n";
+           si(s.optimizer_flops, "FLOP") + "), " + si(s.bytes, "B") + " touched" +
+           (s.moved_values_forward > 0 ? ", " +
+                                             si((s.moved_values_forward + s.moved_values_backward) *
+                                                    static_cast<double>(s.batch_size), "") +
+                                             " values moved by the non-product ops (im2col, pooling, ...)"
+                                       : std::string()) +
+           "\n";
     out += "  whole fit: " + std::to_string(r.work.steps) + " steps, " + si(r.work.flops, "FLOP") + " (validation " +
            si(r.work.validation_flops, "FLOP") + "), " + si(r.work.bytes, "B") + " touched, " +
            si(r.work.data_bytes, "B") + " of data\n";

@@ -41,8 +41,18 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     const TrainingProgram& program = model.program();
     int64_t dense = 0, activations = 0, blas_macs = 0, first_macs = 0;
     std::string gpu_unsupported;
-    for (const ProgramOp& op : program.ops) {
+    double moved_forward = 0, moved_backward = 0;
+    for (size_t i = 0; i < program.ops.size(); ++i) {
+        const ProgramOp& op = program.ops[i];
         activations += op.out_width;
+        if (!op.has_product()) {  // its input and output, and a window op's reads (its macs_per_sample)
+            moved_forward += static_cast<double>(op.in_width + op.out_width + op.macs_per_sample);
+            moved_backward += static_cast<double>(op.in_width + op.out_width);
+        } else if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {  // im2col, col2im
+            const double patches = static_cast<double>(op.window.out_h * op.window.out_w * op.conv.patch);
+            moved_forward += patches;
+            if (i > 0) moved_backward += patches;
+        }
         if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout && gpu_unsupported.empty())
             gpu_unsupported = "the CUDA backend runs Dense and Dropout layers only, not " +
                               layer_class_name(op.kind) + " ('" + op.layer_name + "')";
@@ -54,6 +64,8 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,
                            program.input_width, activations, slots, batch_size);
     w.gpu_unsupported = gpu_unsupported;
+    w.moved_values_forward = moved_forward;
+    w.moved_values_backward = moved_backward;
     w.blas_fraction = static_cast<double>(blas_macs) / static_cast<double>(std::max<int64_t>(1, w.forward_macs_per_sample));
     return w;
 }
@@ -79,6 +91,8 @@ FitWork fit_work(const StepWork& step, int64_t train_rows, int64_t validation_ro
     w.flops = rows_trained * fb_per_row + static_cast<double>(w.steps) * step.optimizer_flops + w.validation_flops;
     w.blas_flops = step.blas_fraction * (w.flops - static_cast<double>(w.steps) * step.optimizer_flops);
     w.bytes = static_cast<double>(w.steps) * step.bytes;
+    w.moved_values = rows_trained * (step.moved_values_forward + step.moved_values_backward) +
+                     static_cast<double>(validation_rows * epochs) * step.moved_values_forward;
     w.dispatches = w.steps + w.validation_batches;
     w.layer_calls = 3 * step.dense_layers * w.steps + step.dense_layers * w.validation_batches;
     // As src/runtime/cuda's tiny layout: parameters, gradients and slots; one batch's input,

@@ -211,6 +211,26 @@ TEST(ExplainProjection, AGpuWhoseBackendCannotRunTheModelIsNeverPickedAndTheReas
     EXPECT_EQ(pick_device(large, {cpu, gpu}), Device::cuda);
 }
 
+TEST(ExplainWork, TheNonProductOpsMovedValuesAreCountedPerSampleAndCostTheirCalibratedRate) {
+    Sequential convnet(Shape{6, 6, 1});
+    convnet.add(Conv2D(4, 3));        // im2col: 4x4 pixels x 9 values; the first op has no col2im
+    convnet.add(MaxPooling2D(2));     // in 64 + out 16 + 64 window reads; backward in + out
+    convnet.add(Flatten());           // 16 in, 16 out, both ways
+    convnet.add(Dense(2, "softmax"));
+    convnet.compile("sgd", "sparse_categorical_crossentropy");
+    const StepWork step = step_work(convnet, 8);
+    EXPECT_EQ(step.moved_values_forward, 144 + 144 + 32);
+    EXPECT_EQ(step.moved_values_backward, 80 + 32);
+    const FitWork work = fit_work(step, 40, 10, 36, 3);
+    EXPECT_EQ(work.moved_values, 40.0 * 3 * (320 + 112) + 10.0 * 3 * 320);
+    DeviceProfile cpu;
+    cpu.flops_per_second = cpu.blas_flops_per_second = cpu.bytes_per_second = 1e30;  // only moved values cost
+    cpu.moved_values_per_second = 1e6;
+    EXPECT_NEAR(project(cpu, work).compute_seconds, work.moved_values / 1e6, 1e-9);
+    // A Dense model moves nothing of the kind.
+    EXPECT_EQ(step_work(iris_model(), 20).moved_values_forward, 0);
+}
+
 TEST(ExplainProjection, DatasheetProfilesAreMarkedAsEstimatesWithASource) {
     for (const DeviceProfile& g : datasheet_gpu_profiles()) {
         EXPECT_TRUE(g.estimate);
