@@ -15,6 +15,7 @@ namespace {
 // 32 x 8 tie (~600 ns each way), 16 x 32 LIBXSMM 700 vs ours 1,730 ns, MNIST's 256 x 10 at
 // 128 rows 12 vs 43 us; Iris's 4 x 32 and 32 x 3 stay ours (350 vs 500 ns, 210 vs 450 ns).
 constexpr int64_t kBlasMinWeights = 512;
+constexpr int64_t kBlasMinConvMacsPerSample = 1 << 16;
 
 }  // namespace
 
@@ -94,8 +95,14 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                 c.weight = op.params[0].offset;
                 c.bias = layer.use_bias ? op.params[1].offset : offset;
                 c.patch = op.window.k_h * op.window.k_w * op.window.channels;
+                const int64_t pixels = op.window.out_h * op.window.out_w;
                 c.filters = layer.filters;
-                c.use_blas = c.patch * c.filters >= kBlasMinWeights;
+                // A convolution's product has a row per output pixel: its rows, not only its
+                // weights, make it worth the GEMM library (which splits it over the cores; the
+                // fused kernels run on one). bench/conv_onednn: MNIST's first layer, 26x26 pixels x
+                // 3x3 x 32 filters (288 weights), took half the time on the GEMM path.
+                c.use_blas = c.patch * c.filters >= kBlasMinWeights ||
+                             pixels * c.patch * c.filters >= kBlasMinConvMacsPerSample;
                 c.identity_patches = op.window.k_h == 1 && op.window.k_w == 1 && op.window.stride_h == 1 &&
                                      op.window.stride_w == 1;
                 break;

@@ -10,7 +10,6 @@
 #endif
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <vector>
 
 #include "nn/ops/op.hpp"
@@ -55,15 +54,23 @@ struct MaxPooling2DOp : Pooling2D {
         const Window2D& w = a.spec.window;
         const int64_t c = w.channels, image = w.in_h * w.in_w * c;
         for_each_output_pixel(a.rows, w, [&](int64_t r, int64_t oy, int64_t ox, int64_t pixel) {
-            T* o = a.out + pixel * c;
-            int32_t* at_max = a.indices + pixel * c;
-            for (int64_t k = 0; k < c; ++k) o[k] = -std::numeric_limits<T>::infinity(), at_max[k] = -1;
+            T* __restrict o = a.out + pixel * c;
+            int32_t* __restrict at_max = a.indices + pixel * c;
+            bool first = true;  // the window's first pixel inside the image starts the maximum
             for_window_rows(w, oy, ox, [&](int64_t, int64_t iy, int64_t x0, int64_t kx0, int64_t kx1) {
                 for (int64_t kx = kx0; kx < kx1; ++kx) {
-                    const int64_t at = (iy * w.in_w + x0 + kx) * c;
-                    const T* v = a.in + r * image + at;
-                    for (int64_t k = 0; k < c; ++k)
-                        if (v[k] > o[k] || at_max[k] < 0) o[k] = v[k], at_max[k] = static_cast<int32_t>(at + k);
+                    const int32_t at = static_cast<int32_t>((iy * w.in_w + x0 + kx) * c);
+                    const T* __restrict v = a.in + r * image + at;
+                    if (first) {
+                        for (int64_t k = 0; k < c; ++k) o[k] = v[k], at_max[k] = at + static_cast<int32_t>(k);
+                        first = false;
+                        continue;
+                    }
+                    for (int64_t k = 0; k < c; ++k) {  // branch-free, so it vectorises over channels
+                        const bool larger = v[k] > o[k];
+                        o[k] = larger ? v[k] : o[k];
+                        at_max[k] = larger ? at + static_cast<int32_t>(k) : at_max[k];
+                    }
                 }
             });
         });

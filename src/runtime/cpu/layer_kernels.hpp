@@ -21,16 +21,22 @@ ONEFIT_SIMD_BEGIN(cpu)
 // cols[(r, oy, ox), (ky, kx, c)] = x[r, oy * sh - pad_top + ky, ox * sw - pad_left + kx, c], zero
 // outside the image: each output pixel's receptive field as one row, in the kernel's (kh, kw, in)
 // order, so that the convolution is cols (rows * oh * ow, kh * kw * in) times the kernel.
+// Only windows that overhang the image are zeroed first (the rest is all overwritten), and short
+// spans (a 3-wide window of one channel: 3 floats) are copied in line: a memset and memcpy call
+// per pixel cost more than the copy (the MNIST convnet's im2col was ~1/10 of its step).
 template <class T>
 void im2col(T* __restrict cols, const T* __restrict x, int64_t rows, const nn::Window2D& w) {
     const int64_t c = w.channels, patch = w.k_h * w.k_w * c, image = w.in_h * w.in_w * c;
     nn::for_each_output_pixel(rows, w, [&](int64_t r, int64_t oy, int64_t ox, int64_t pixel) {
         T* dst = cols + pixel * patch;
-        std::memset(dst, 0, sizeof(T) * patch);
-        nn::for_window_rows(w, oy, ox, [&](int64_t ky, int64_t iy, int64_t x0, int64_t kx0, int64_t kx1) {
-            if (kx1 > kx0)
-                std::memcpy(dst + (ky * w.k_w + kx0) * c, x + r * image + (iy * w.in_w + x0 + kx0) * c,
-                            sizeof(T) * (kx1 - kx0) * c);
+        const int64_t y0 = oy * w.stride_h - w.pad_top, x0 = ox * w.stride_w - w.pad_left;
+        if (y0 < 0 || x0 < 0 || y0 + w.k_h > w.in_h || x0 + w.k_w > w.in_w) std::memset(dst, 0, sizeof(T) * patch);
+        nn::for_window_rows(w, oy, ox, [&](int64_t ky, int64_t iy, int64_t x_left, int64_t kx0, int64_t kx1) {
+            T* d = dst + (ky * w.k_w + kx0) * c;
+            const T* s = x + r * image + (iy * w.in_w + x_left + kx0) * c;
+            const int64_t n = (kx1 - kx0) * c;
+            if (n >= 16) return static_cast<void>(std::memcpy(d, s, sizeof(T) * n));
+            for (int64_t j = 0; j < n; ++j) d[j] = s[j];
         });
     });
 }
