@@ -4,6 +4,7 @@
 #include "onefit/explain.hpp"
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
+#include "runtime/cuda/device_model.hpp"
 
 namespace onefit {
 namespace {
@@ -63,6 +64,9 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,
                            program.input_width, activations, slots, batch_size);
+    if (gpu_unsupported.empty() && program.ops.size() > static_cast<size_t>(cuda::kMaxOps))
+        gpu_unsupported = "the CUDA backend runs at most " + std::to_string(cuda::kMaxOps) + " layers, the model has " +
+                          std::to_string(program.ops.size());
     w.gpu_unsupported = gpu_unsupported;
     w.moved_values_forward = moved_forward;
     w.moved_values_backward = moved_backward;

@@ -69,10 +69,14 @@ Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
                               }},
                    a.field);
     }
-    f.named(key, [&] {
-        nn::check_layer(layer);
-        return 0;
-    });
+    try {
+        nn::layer_kind(layer.kind).check(layer);
+    } catch (const Error& e) {  // a check's message starts with the field it is about: name its key
+        const std::string what = e.what();
+        for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes())
+            if (what.rfind(std::string(a.name) + " ", 0) == 0) throw f.error(key + "." + a.name, what);
+        throw f.error(key, what);
+    }
     return layer;
 }
 

@@ -158,6 +158,7 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
     Shape shape = input;
     for (size_t i = 0; i < layers.size(); ++i) {
         try {
+            layer_kind(layers[i].kind).check(layers[i]);  // a Layer built by hand, not by its constructor
             specs.push_back(layer_kind(layers[i].kind).spec(layers[i], shape));
             specs.back().input = shape;
         } catch (const Error& e) {

@@ -209,6 +209,11 @@ TEST(ExplainProjection, AGpuWhoseBackendCannotRunTheModelIsNeverPickedAndTheReas
     // The same work on a Dense model goes to the GPU.
     large.step.gpu_unsupported.clear();
     EXPECT_EQ(pick_device(large, {cpu, gpu}), Device::cuda);
+    // ... unless it has more layers than the CUDA backend runs.
+    Sequential deep(Shape{4});
+    for (int i = 0; i < 17; ++i) deep.add(Dense(4, "relu"));
+    deep.compile("adam", "mse");
+    EXPECT_EQ(step_work(deep, 8).gpu_unsupported, "the CUDA backend runs at most 16 layers, the model has 17");
 }
 
 TEST(ExplainWork, TheNonProductOpsMovedValuesAreCountedPerSampleAndCostTheirCalibratedRate) {

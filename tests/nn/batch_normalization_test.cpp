@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -153,9 +154,9 @@ TEST(BatchNormalization, WeightsAndSummaryAreKerassAndWithoutCenterOrScaleOnlyTh
 
 TEST(BatchNormalization, ArgumentsOutsideKerassRangesAreErrorsNamingThem) {
     EXPECT_EQ(test_files::error_of([] { BatchNormalization(1.5f); }),
-              "BatchNormalization: momentum must be in [0, 1], got 1.500000");
+              "BatchNormalization: momentum must be in [0, 1], got 1.5");
     EXPECT_EQ(test_files::error_of([] { BatchNormalization(0.9f, 0.0f); }),
-              "BatchNormalization: epsilon must be positive, got 0.000000");
+              "BatchNormalization: epsilon must be positive (as a float32), got 0");
 }
 
 TEST(BatchNormalization, SavedWithItsMovingStatisticsAndResumedBitForBit) {
@@ -189,6 +190,16 @@ TEST(BatchNormalization, SavedWithItsMovingStatisticsAndResumedBitForBit) {
     ASSERT_EQ(tensors.size(), 8u);
     EXPECT_EQ(tensors[4].first, "batch_normalization/moving_mean");
     EXPECT_EQ(tensors[5].first, "batch_normalization/moving_variance");
+
+    // A value the kind refuses, edited into config.json, is an error naming its key.
+    std::string edited = config;
+    edited.replace(edited.find("\"momentum\": 0.8"), 15, "\"momentum\": 1.5");
+    const std::string edited_dir = test_files::temp_path("_edited");
+    std::filesystem::remove_all(edited_dir);
+    std::filesystem::copy(dir, edited_dir);
+    std::ofstream(edited_dir + "/config.json", std::ios::trunc) << edited;
+    const std::string error = test_files::error_of([&] { load_model(edited_dir); });
+    EXPECT_NE(error.find("'layers[1].momentum' momentum must be in [0, 1], got 1.5"), std::string::npos) << error;
 
     Sequential resumed = load_model(dir);
     EXPECT_TRUE(testing_support::same_bits(first.get_weights(), resumed.get_weights()));

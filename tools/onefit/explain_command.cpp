@@ -87,9 +87,8 @@ CLI::App* add_explain_command(CLI::App& app, ExplainFlags& flags) {
 
 Device auto_device(const Sequential& model, int64_t train_rows, int64_t validation_rows, const FitConfig& config) {
     if (!cuda_available()) return Device::cpu;  // nothing to choose from: no calibration needed
-    for (const Layer& layer : model.layers())  // the CUDA backend runs Dense and Dropout only
-        if (layer.kind != Layer::Kind::Dense && layer.kind != Layer::Kind::Dropout) return Device::cpu;
     const FitWork work = work_of(model, train_rows, validation_rows, config, config.epochs);
+    if (!work.step.gpu_unsupported.empty()) return Device::cpu;  // layers the CUDA backend does not run
     return pick_device(work, device_profiles(cpu_profile()));
 }
 

@@ -2,6 +2,7 @@
 knows its one native call (`_add_to`) and how to come back from a loaded model's layer list
 (`_from_info`), so a new layer is a class here plus its binding."""
 import numbers
+import struct
 
 from onefit.nn import activation_name
 
@@ -85,7 +86,7 @@ class Dropout(Layer):
 
     @classmethod
     def _from_info(cls, info):
-        return cls(info["rate"], name=info["name"] or None)
+        return cls(_float32_shortest(info["rate"]), name=info["name"] or None)
 
     def __repr__(self):
         return f"Dropout({self.rate})"
@@ -277,8 +278,8 @@ class BatchNormalization(Layer):
 
     @classmethod
     def _from_info(cls, info):
-        return cls(momentum=info["momentum"], epsilon=info["epsilon"], center=info["center"], scale=info["scale"],
-                   name=info["name"] or None)
+        return cls(momentum=_float32_shortest(info["momentum"]), epsilon=_float32_shortest(info["epsilon"]),
+                   center=info["center"], scale=info["scale"], name=info["name"] or None)
 
     def __repr__(self):
         return f"BatchNormalization(momentum={self.momentum}, epsilon={self.epsilon})"
@@ -288,6 +289,17 @@ class BatchNormalization(Layer):
 LAYERS = {cls.__name__: cls for cls in (Dense, Dropout, Conv2D, MaxPooling2D, AveragePooling2D,
                                         GlobalAveragePooling2D, Flatten, Reshape, BatchNormalization)}
 IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D)
+
+
+def _float32_shortest(value):
+    """A float32 the native side holds (widened to a Python float: 0.99 reads 0.9900000095...) as the
+    shortest decimal that is the same float32 (0.99), as Keras's config shows it."""
+    as_f32 = struct.unpack("f", struct.pack("f", value))[0]
+    for digits in range(6, 10):
+        short = float(f"{as_f32:.{digits}g}")
+        if struct.unpack("f", struct.pack("f", short))[0] == as_f32:
+            return short
+    return as_f32
 
 
 def _int(value):

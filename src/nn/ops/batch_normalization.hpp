@@ -11,7 +11,9 @@
 #else
 #define ONEFIT_NN_OPS_BATCH_NORMALIZATION_HPP
 #endif
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,7 +36,7 @@ struct BatchNormalizationOp {
         s.params.push_back({"moving_mean", {c}, "zeros", c, c, false});
         s.params.push_back({"moving_variance", {c}, "ones", c, c, false});
         s.macs_per_sample = 2 * shape_elements(in);
-        s.op_scratch = 4 * c;  // the batch's mean and 1 / std, then backward's per-channel sums
+        s.op_scratch = 5 * c;  // the batch's mean, 1 / std, variance (backward: sums), a block's sums
         s.rows_independent = false;
         return s;
     }
@@ -43,65 +45,80 @@ struct BatchNormalizationOp {
                 {"scale", &Layer::scale}};
     }
     static void check(const Layer& l) {
-        if (!(l.momentum >= 0.0f && l.momentum <= 1.0f))
-            throw Error("momentum must be in [0, 1], got " + std::to_string(l.momentum));
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", l.momentum);
+        if (!(l.momentum >= 0.0f && l.momentum <= 1.0f)) throw Error(std::string("momentum must be in [0, 1], got ") + got);
+        std::snprintf(got, sizeof got, "%g", l.epsilon);
         if (!(l.epsilon > 0.0f && std::isfinite(l.epsilon)))
-            throw Error("epsilon must be positive, got " + std::to_string(l.epsilon));
+            throw Error(std::string("epsilon must be positive (as a float32), got ") + got);
+    }
+
+    // Per-channel sums of value(g, k) over the groups (every position but the channel), walking
+    // memory in order so the loop vectorises over channels; summed in blocks of kBlock groups
+    // added into the total, so a float sum over ~10^5 values (a convnet's channel) stays accurate.
+    static constexpr int64_t kBlock = 256;
+    template <class T, class Value>
+    static void channel_sums(int64_t groups, int64_t c, T* __restrict total, T* __restrict block, Value value) {
+        for (int64_t k = 0; k < c; ++k) total[k] = 0;
+        for (int64_t g0 = 0; g0 < groups; g0 += kBlock) {
+            for (int64_t k = 0; k < c; ++k) block[k] = 0;
+            for (int64_t g = g0, end = std::min(groups, g0 + kBlock); g < end; ++g)
+                for (int64_t k = 0; k < c; ++k) block[k] += value(g, k);
+            for (int64_t k = 0; k < c; ++k) total[k] += block[k];
+        }
     }
 
     template <class T>
     static void forward(const OpArgs<T>& a) {
         const int64_t c = a.spec.input.back(), groups = a.rows * (shape_elements(a.spec.input) / c);
+        const T* __restrict x = a.in;
         T* mean = a.op_scratch;
         T* inv_std = a.op_scratch + c;
+        T* variance = a.op_scratch + 2 * c;  // (backward's sums later)
+        T* block = a.op_scratch + 4 * c;
         T* moving_mean = a.state;
         T* moving_variance = a.state + c;
-        if (a.training) {
-            // Two passes, summed in double: a channel of a convnet's batch is ~10^4 values.
+        const T epsilon = T(a.layer.epsilon);
+        if (a.training) {  // the batch's mean, then its biased variance (two passes: no cancellation)
+            channel_sums(groups, c, mean, block, [&](int64_t g, int64_t k) { return x[g * c + k]; });
+            for (int64_t k = 0; k < c; ++k) mean[k] /= T(groups);
+            channel_sums(groups, c, variance, block, [&](int64_t g, int64_t k) {
+                const T d = x[g * c + k] - mean[k];
+                return d * d;
+            });
+            const T momentum = T(a.layer.momentum);
             for (int64_t k = 0; k < c; ++k) {
-                double sum = 0;
-                for (int64_t g = 0; g < groups; ++g) sum += double(a.in[g * c + k]);
-                const double m = sum / double(groups);
-                double squares = 0;
-                for (int64_t g = 0; g < groups; ++g) {
-                    const double d = double(a.in[g * c + k]) - m;
-                    squares += d * d;
-                }
-                const T variance = T(squares / double(groups));
-                mean[k] = T(m);
-                inv_std[k] = T(1) / std::sqrt(variance + T(a.layer.epsilon));
-                const T momentum = T(a.layer.momentum);
+                variance[k] /= T(groups);
+                inv_std[k] = T(1) / std::sqrt(variance[k] + epsilon);
                 moving_mean[k] = moving_mean[k] * momentum + mean[k] * (T(1) - momentum);
-                moving_variance[k] = moving_variance[k] * momentum + variance * (T(1) - momentum);
+                moving_variance[k] = moving_variance[k] * momentum + variance[k] * (T(1) - momentum);
             }
         } else {
             for (int64_t k = 0; k < c; ++k)
-                mean[k] = moving_mean[k], inv_std[k] = T(1) / std::sqrt(moving_variance[k] + T(a.layer.epsilon));
+                mean[k] = moving_mean[k], inv_std[k] = T(1) / std::sqrt(moving_variance[k] + epsilon);
         }
         const T* gamma = a.layer.scale ? a.params : nullptr;
         const T* beta = a.layer.center ? a.params + (a.layer.scale ? c : 0) : nullptr;
+        T* __restrict y = a.out;
         for (int64_t g = 0; g < groups; ++g)
-            for (int64_t k = 0; k < c; ++k) {
-                const T xhat = (a.in[g * c + k] - mean[k]) * inv_std[k];
-                a.out[g * c + k] = xhat * (gamma ? gamma[k] : T(1)) + (beta ? beta[k] : T(0));
-            }
+            for (int64_t k = 0; k < c; ++k)
+                y[g * c + k] = (x[g * c + k] - mean[k]) * inv_std[k] * (gamma ? gamma[k] : T(1)) + (beta ? beta[k] : T(0));
     }
 
     // Through the batch's statistics: dx = gamma / std * (dy - mean(dy) - xhat * mean(dy * xhat)).
     template <class T>
     static void backward(const OpArgs<T>& a) {
         const int64_t c = a.spec.input.back(), groups = a.rows * (shape_elements(a.spec.input) / c);
+        const T* __restrict x = a.in;
+        const T* __restrict dy = a.dout;
         const T* mean = a.op_scratch;
         const T* inv_std = a.op_scratch + c;
         T* sum_dy = a.op_scratch + 2 * c;
         T* sum_dy_xhat = a.op_scratch + 3 * c;
-        for (int64_t k = 0; k < c; ++k) sum_dy[k] = 0, sum_dy_xhat[k] = 0;
-        for (int64_t g = 0; g < groups; ++g)
-            for (int64_t k = 0; k < c; ++k) {
-                const T dy = a.dout[g * c + k];
-                sum_dy[k] += dy;
-                sum_dy_xhat[k] += dy * (a.in[g * c + k] - mean[k]) * inv_std[k];
-            }
+        T* block = a.op_scratch + 4 * c;
+        channel_sums(groups, c, sum_dy, block, [&](int64_t g, int64_t k) { return dy[g * c + k]; });
+        channel_sums(groups, c, sum_dy_xhat, block,
+                     [&](int64_t g, int64_t k) { return dy[g * c + k] * (x[g * c + k] - mean[k]) * inv_std[k]; });
         const T* gamma = a.layer.scale ? a.params : nullptr;
         T* dbeta = a.layer.center ? a.grads + (a.layer.scale ? c : 0) : nullptr;
         for (int64_t k = 0; k < c; ++k) {
@@ -110,11 +127,12 @@ struct BatchNormalizationOp {
         }
         if (!a.din) return;
         const T n = T(groups);
+        T* __restrict dx = a.din;
         for (int64_t g = 0; g < groups; ++g)
             for (int64_t k = 0; k < c; ++k) {
-                const T xhat = (a.in[g * c + k] - mean[k]) * inv_std[k];
-                const T scale = (gamma ? gamma[k] : T(1)) * inv_std[k];
-                a.din[g * c + k] = scale * (a.dout[g * c + k] - sum_dy[k] / n - xhat * sum_dy_xhat[k] / n);
+                const T xhat = (x[g * c + k] - mean[k]) * inv_std[k];
+                dx[g * c + k] = (gamma ? gamma[k] : T(1)) * inv_std[k] *
+                                (dy[g * c + k] - sum_dy[k] / n - xhat * sum_dy_xhat[k] / n);
             }
     }
 };

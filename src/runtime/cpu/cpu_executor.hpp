@@ -224,12 +224,17 @@ private:
 
     // f(first, count) over samples [0, rows), split over the thread pool when the op works on
     // images whose values are worth it (im2col, col2im, pooling: each image's values are computed
-    // by one task in one order, so the split changes no result) and its samples are independent.
+    // by one task in one order, so the split changes no result) and its parts write apart.
     template <class F>
     void over_parts(const ProgramOp& op, int64_t rows, F&& f) {
         ThreadPool& pool = ThreadPool::instance();
-        const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 &&
-                           op.spec.rows_independent && op.in_shape.size() == 3 &&
+        // Parts would each write the op's whole parameter gradients or per-batch scratch: such
+        // ops (and any whose samples depend on each other) run whole.
+        const size_t next = static_cast<size_t>(&op - ops_.data()) + 1;
+        const bool own_parts = op.spec.rows_independent && op.spec.op_scratch == 0 &&
+                               (op.has_product() || op.params_offset == first_param(next));
+        const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 && own_parts &&
+                           op.in_shape.size() == 3 &&
                            rows * (op.in_width + op.out_width) >= kSplitMinImageValues;
         if (!split) return f(0, rows);
         const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
