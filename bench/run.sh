@@ -36,6 +36,10 @@ say "# env: OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)} OPENBLAS_L2_SIZE=${O
 
 [ -x "$build/bench/bench_gemm_choice" ] && run "$build/bench/bench_gemm_choice"
 [ -x "$build/bench/bench_small_kernels" ] && run "$build/bench/bench_small_kernels"
+# oneDNN's convolution primitives against onefit's im2col + GEMM Conv2D on the MNIST convnet's
+# shapes (built when libdnnl-dev is installed): SHAPE_{fwd,bwd,step}_us_SIDE, SHAPE_reorder_*_us_*,
+# SHAPE_SIDE_over_onefit and SHAPE_onednn_over_onefit (step time ratios; < 1: oneDNN faster).
+[ -x "$build/bench/bench_conv_onednn" ] && run "$build/bench/bench_conv_onednn"
 run "$build/bench/bench_iris_fit"
 # The same fit through the Python package, when this build made it (make's build does).
 if [ -f "$build/python/onefit/__init__.py" ] && [ -x "$build/pyenv/bin/python3" ]; then
