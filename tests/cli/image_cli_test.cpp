@@ -91,8 +91,12 @@ TEST(CliImages, BadLayerListsExitTwoNamingTheLayer) {
     const CliResult dense_on_images = fit("maxpool:2,16:relu,3:softmax");
     EXPECT_EQ(dense_on_images.exit_code, 2);
     EXPECT_NE(dense_on_images.err.find("add Flatten() before it"), std::string::npos) << dense_on_images.err;
-    // A Dense model still sees the images flattened, as before.
+    // A Dense model still sees the images flattened, as before, also after a BatchNormalization;
+    // a convnet keeps their shape behind a leading Dropout.
     EXPECT_EQ(fit("16:relu,3:softmax").exit_code, 0);
+    EXPECT_EQ(fit("batchnorm,16:relu,3:softmax").exit_code, 0);
+    const CliResult dropout_first = fit("dropout:0.1,conv:4:3,flatten,3:softmax");
+    EXPECT_EQ(dropout_first.exit_code, 0) << dropout_first.err;
 }
 
 TEST(CliImages, BatchNormalizationTrainsAndItsMomentumIsChecked) {

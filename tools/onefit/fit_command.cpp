@@ -154,9 +154,15 @@ FitConfig fit_config_from(const std::vector<std::string>& args, const std::strin
     return resolve_fit_config(fit_flags);
 }
 
+// The model sees the data's sample shape (images keep theirs) when a layer before its first Dense
+// works on shapes (Conv2D, pooling, Flatten, ...); a Dense model sees each sample flattened, as
+// before images had a shape. Dropout and BatchNormalization take either.
 Sequential model_from(const FitConfig& config, const Shape& sample_shape) {
-    const bool image = !config.layers.empty() && config.layers.front().kind != Layer::Kind::Dense &&
-                       config.layers.front().kind != Layer::Kind::Dropout;
+    bool image = false;
+    for (const Layer& layer : config.layers) {
+        if (layer.kind == Layer::Kind::Dense) break;
+        image = image || (layer.kind != Layer::Kind::Dropout && layer.kind != Layer::Kind::BatchNormalization);
+    }
     Sequential model(image ? sample_shape : Shape{shape_elements(sample_shape)}, config.seed);
     for (const Layer& layer : config.layers) model.add(layer);
     return model;
