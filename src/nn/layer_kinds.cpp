@@ -28,7 +28,6 @@ struct DenseLayer {
     static constexpr const char* keras_class = "Dense";
     static LayerSpec spec(const Layer& l, const Shape& in) {
         require_flat(in);
-        check(l);
         LayerSpec s;
         s.output = {l.units};
         s.params.push_back({"kernel", {in[0], l.units}, l.kernel_initializer, in[0], l.units});
@@ -52,7 +51,6 @@ struct Conv2DLayer {
     static constexpr const char* keras_class = "Conv2D";
     static LayerSpec spec(const Layer& l, const Shape& in) {
         require_image(in);
-        check(l);
         const Window2D w = window_2d(in, l.kernel_size, l.strides, l.padding);
         const int64_t receptive = w.k_h * w.k_w;
         LayerSpec s;

@@ -65,7 +65,7 @@ struct LayerKindInfo {
     const char* keras_class;   // summary()'s: "Conv2D"
     const char* default_name;  // Keras's base name: conv2d, conv2d_1, ...
     // The layer on an input of this shape; throws Error saying what is wrong (not which layer).
-    LayerSpec (*spec)(const Layer& layer, const Shape& input);
+    LayerSpec (*spec)(const Layer& layer, const Shape& input);  // after check (layer_specs runs both)
     // The fields config.json keeps, in order, and the check of their values (throws Error).
     std::vector<LayerAttribute> (*attributes)();
     void (*check)(const Layer& layer);
