@@ -47,10 +47,10 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
         const ProgramOp& op = program.ops[i];
         activations += op.out_width;
         if (!op.has_product()) {  // its input and output, and a window op's reads (its macs_per_sample)
-            moved_forward += static_cast<double>(op.in_width + op.out_width + op.macs_per_sample);
+            moved_forward += static_cast<double>(op.in_width + op.out_width + op.spec.macs_per_sample);
             moved_backward += static_cast<double>(op.in_width + op.out_width);
         } else if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {  // im2col, col2im
-            const double patches = static_cast<double>(op.window.out_h * op.window.out_w * op.conv.patch);
+            const double patches = static_cast<double>(op.spec.window.out_h * op.spec.window.out_w * op.conv.patch);
             moved_forward += patches;
             if (i > 0) moved_backward += patches;
         }
@@ -58,8 +58,8 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
             gpu_unsupported = "the CUDA backend runs Dense and Dropout layers only, not " +
                               layer_class_name(op.kind) + " ('" + op.layer_name + "')";
         if (!op.has_product()) continue;  // Dense and Conv2D: pooling and reshaping cost no products
-        if (dense++ == 0) first_macs = op.macs_per_sample;
-        if (op.kind == Layer::Kind::Dense ? op.dense.use_blas : op.conv.use_blas) blas_macs += op.macs_per_sample;
+        if (dense++ == 0) first_macs = op.spec.macs_per_sample;
+        if (op.kind == Layer::Kind::Dense ? op.dense.use_blas : op.conv.use_blas) blas_macs += op.spec.macs_per_sample;
     }
     const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,

@@ -21,7 +21,7 @@ constexpr int64_t kBlasMinConvMacsPerSample = 1 << 16;
 
 int64_t TrainingProgram::forward_macs_per_sample() const {
     int64_t macs = 0;
-    for (const ProgramOp& op : ops) macs += op.macs_per_sample;
+    for (const ProgramOp& op : ops) macs += op.spec.macs_per_sample;
     return macs;
 }
 
@@ -62,12 +62,8 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         op.layer_name = names[i];
         op.layer = layer;
         op.spec = specs[i];
-        op.in_shape = shape;
-        op.out_shape = specs[i].output;
         op.in_width = shape_elements(shape);
-        op.out_width = shape_elements(op.out_shape);
-        op.macs_per_sample = specs[i].macs_per_sample;
-        op.window = specs[i].window;
+        op.out_width = shape_elements(specs[i].output);
         op.params_offset = offset;
         op.state_offset = state;
         for (const nn::ParamSpec& p : specs[i].params) {
@@ -94,8 +90,9 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                 c.use_bias = layer.use_bias;
                 c.weight = op.params[0].offset;
                 c.bias = layer.use_bias ? op.params[1].offset : offset;
-                c.patch = op.window.k_h * op.window.k_w * op.window.channels;
-                const int64_t pixels = op.window.out_h * op.window.out_w;
+                const nn::Window2D& w = op.spec.window;
+                c.patch = w.k_h * w.k_w * w.channels;
+                const int64_t pixels = w.out_h * w.out_w;
                 c.filters = layer.filters;
                 // A convolution's product has a row per output pixel: its rows, not only its
                 // weights, make it worth the GEMM library (which splits it over the cores; the
@@ -103,17 +100,13 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                 // 3x3 x 32 filters (288 weights), took half the time on the GEMM path.
                 c.use_blas = c.patch * c.filters >= kBlasMinWeights ||
                              pixels * c.patch * c.filters >= kBlasMinConvMacsPerSample;
-                c.identity_patches = op.window.k_h == 1 && op.window.k_w == 1 && op.window.stride_h == 1 &&
-                                     op.window.stride_w == 1;
+                c.identity_patches = w.k_h == 1 && w.k_w == 1 && w.stride_h == 1 && w.stride_w == 1;
                 break;
             }
-            case Layer::Kind::Dropout:
-                op.dropout_rate = layer.rate;
-                break;
             default:
                 break;
         }
-        shape = op.out_shape;
+        shape = specs[i].output;
         program.ops.push_back(op);
     }
     program.output_width = program.ops.back().out_width;

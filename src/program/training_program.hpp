@@ -56,16 +56,13 @@ struct ProgramOp {
     std::string layer_name;
     Layer layer;         // as the user built it (an op reads its fields)
     nn::LayerSpec spec;  // its kind's declaration of it (shapes, parameters, scratch)
-    Shape in_shape, out_shape;  // per sample; a batch is rows of in_width (out_width) floats
+    // Per sample (spec.input and spec.output's elements): a batch is rows of in_width (out_width) floats.
     int64_t in_width = 0, out_width = 0;
     std::vector<ParamRef> params;   // trainable arrays, then state, in get_weights's order
     int64_t params_offset = 0;      // where its trainable arrays start in TrainingProgram::params
     int64_t state_offset = 0;       // where its non-trainable arrays start in TrainingProgram::state
     DenseOp dense;
     Conv2DOp conv;
-    nn::Window2D window;  // Conv2D and the pooling layers (their LayerSpec's)
-    float dropout_rate = 0.0f;
-    int64_t macs_per_sample = 0;  // multiply-adds of its forward pass (the cost model's)
 
     // The activation applied after the op's product (linear for ops without one).
     Activation activation() const {

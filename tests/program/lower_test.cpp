@@ -89,7 +89,7 @@ TEST(Lowering, WidthsFlowThroughDropout) {
     EXPECT_EQ(p.input_width, 4);
     EXPECT_EQ(p.ops[1].in_width, 32);
     EXPECT_EQ(p.ops[1].out_width, 32);
-    EXPECT_FLOAT_EQ(p.ops[1].dropout_rate, 0.5f);
+    EXPECT_FLOAT_EQ(p.ops[1].layer.rate, 0.5f);
     EXPECT_EQ(p.output_width, 3);
 }
 

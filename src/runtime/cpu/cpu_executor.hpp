@@ -73,7 +73,7 @@ public:
             scratch_[i].assign(static_cast<size_t>(max_rows * op.spec.scratch_per_sample + op.spec.op_scratch), T(0));
             indices_[i].assign(static_cast<size_t>(max_rows * op.spec.indices_per_sample), 0);
             if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
-                const size_t patches = static_cast<size_t>(max_rows * op.window.out_h * op.window.out_w * op.conv.patch);
+                const size_t patches = static_cast<size_t>(max_rows * op.spec.window.out_h * op.spec.window.out_w * op.conv.patch);
                 cols_[i].assign(patches, T(0));
                 if (i > 0) dcols = std::max(dcols, patches);
             }
@@ -208,7 +208,7 @@ private:
         return a;
     }
 
-    static int64_t pixels(const ProgramOp& op) { return op.window.out_h * op.window.out_w; }
+    static int64_t pixels(const ProgramOp& op) { return op.spec.window.out_h * op.spec.window.out_w; }
 
     // A Conv2D's im2col rows for batch rows [r0, r0 + rows) (with fill, written from its input
     // first); a 1x1 stride-1 convolution's input is already that matrix.
@@ -218,7 +218,7 @@ private:
         const int64_t patches = pixels(op) * op.conv.patch;
         T* cols = cols_[i].data() + r0 * patches;
         if (fill)
-            over_parts(op, rows, [&](int64_t a, int64_t n) { im2col(cols + a * patches, in + a * op.in_width, n, op.window); });
+            over_parts(op, rows, [&](int64_t a, int64_t n) { im2col(cols + a * patches, in + a * op.in_width, n, op.spec.window); });
         return cols;
     }
 
@@ -234,7 +234,7 @@ private:
         const bool own_parts = op.spec.rows_independent && op.spec.op_scratch == 0 &&
                                (op.has_product() || op.params_offset == first_param(next));
         const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 && own_parts &&
-                           op.in_shape.size() == 3 &&
+                           op.spec.input.size() == 3 &&
                            rows * (op.in_width + op.out_width) >= kSplitMinImageValues;
         if (!split) return f(0, rows);
         const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
@@ -302,7 +302,7 @@ private:
                 if (din && !c.identity_patches) {
                     const int64_t patches = pixels(op) * c.patch;
                     over_parts(op, rows, [&](int64_t a, int64_t n) {
-                        col2im(din + a * op.in_width, dcols + a * patches, n, op.window);
+                        col2im(din + a * op.in_width, dcols + a * patches, n, op.spec.window);
                     });
                 }
                 return;

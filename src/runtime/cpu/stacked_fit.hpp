@@ -268,7 +268,7 @@ private:
     // Inverted dropout with each member's own mask (its seed's key), as CpuExecutor draws it.
     void dropout_forward(int64_t i, int64_t rows, bool training) {
         const ProgramOp& op = program_.ops[static_cast<size_t>(i)];
-        const float rate = op.dropout_rate, keep = nn::dropout_keep_scale<float>(rate);
+        const float rate = op.layer.rate, keep = nn::dropout_keep_scale<float>(rate);
         uint64_t key[L];
         for (int64_t m = 0; m < L; ++m) key[m] = dropout_key(dropout_seed_[m], step_, i);
         const float* in = out(i - 1);

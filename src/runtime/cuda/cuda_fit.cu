@@ -72,7 +72,7 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
         d.out_major = op.dense.out_major;
         d.weight = op.dense.weight;
         d.bias = op.dense.bias;
-        d.rate = op.dropout_rate;
+        d.rate = op.layer.rate;
     }
     m.loss = program.loss;
     m.loss_takes_logits = program.loss_takes_logits;
