@@ -48,6 +48,7 @@ struct LayerSpec {
     // Whether a sample's output depends on that sample only, so a batch may be split into parts
     // (false for BatchNormalization, whose training statistics are the whole batch's).
     bool rows_independent = true;
+    bool draws_random = false;  // needs a random key per step (Dropout's masks)
 };
 
 // One field of a layer kind that config.json keeps, by its Keras name; integers (and their

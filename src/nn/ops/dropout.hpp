@@ -26,6 +26,7 @@ struct DropoutOp {
         LayerSpec s;
         s.output = in;
         s.scratch_per_sample = shape_elements(in);  // the mask
+        s.draws_random = true;
         return s;
     }
     static std::vector<LayerAttribute> attributes() { return {{"rate", &Layer::rate}}; }

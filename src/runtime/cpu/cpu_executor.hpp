@@ -63,6 +63,7 @@ public:
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
         const size_t n = ops_.size();
         z_.resize(n), a_.resize(n), da_.resize(n), scratch_.resize(n), cols_.resize(n), indices_.resize(n);
+        splits_.resize(n);
         size_t dcols = 0;
         for (size_t i = 0; i < n; ++i) {
             const ProgramOp& op = ops_[i];
@@ -72,6 +73,10 @@ public:
             if (op.activation() != Activation::linear) a_[i].assign(size, T(0));
             scratch_[i].assign(static_cast<size_t>(max_rows * op.spec.scratch_per_sample + op.spec.op_scratch), T(0));
             indices_[i].assign(static_cast<size_t>(max_rows * op.spec.indices_per_sample), 0);
+            // Parts of a batch would each write the op's whole parameter gradients or per-batch
+            // scratch: such ops (and any whose samples depend on each other) run whole.
+            splits_[i] = op.spec.input.size() == 3 && op.spec.rows_independent && op.spec.op_scratch == 0 &&
+                         (op.has_product() || op.params_offset == first_param(i + 1));
             if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
                 const size_t patches = static_cast<size_t>(max_rows * op.spec.window.out_h * op.spec.window.out_w * op.conv.patch);
                 cols_[i].assign(patches, T(0));
@@ -198,7 +203,7 @@ private:
         const ProgramOp& op = ops_[i];
         nn::OpArgs<T> a{op.layer, op.spec};
         a.rows = rows, a.first_row = r0, a.training = training;
-        a.random_key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
+        if (op.spec.draws_random) a.random_key = dropout_key(dropout_seed_, step_, static_cast<int64_t>(i));
         a.params = params_.data() + op.params_offset;
         a.state = state_.data() + op.state_offset;
         a.scratch = scratch_[i].data() + r0 * op.spec.scratch_per_sample;
@@ -228,13 +233,8 @@ private:
     template <class F>
     void over_parts(const ProgramOp& op, int64_t rows, F&& f) {
         ThreadPool& pool = ThreadPool::instance();
-        // Parts would each write the op's whole parameter gradients or per-batch scratch: such
-        // ops (and any whose samples depend on each other) run whole.
-        const size_t next = static_cast<size_t>(&op - ops_.data()) + 1;
-        const bool own_parts = op.spec.rows_independent && op.spec.op_scratch == 0 &&
-                               (op.has_product() || op.params_offset == first_param(next));
-        const bool split = std::is_same_v<T, float> && pool.num_threads() > 1 && rows > 1 && own_parts &&
-                           op.spec.input.size() == 3 &&
+        const bool split = std::is_same_v<T, float> && splits_[static_cast<size_t>(&op - ops_.data())] &&
+                           pool.num_threads() > 1 && rows > 1 &&
                            rows * (op.in_width + op.out_width) >= kSplitMinImageValues;
         if (!split) return f(0, rows);
         const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
@@ -401,6 +401,7 @@ private:
     std::vector<std::vector<T>> z_, a_, da_, scratch_, cols_;
     std::vector<std::vector<int32_t>> indices_;
     std::vector<T> dcols_;  // the input gradient's im2col rows, shared by the Conv2D ops
+    std::vector<uint8_t> splits_;  // per op: whether a batch may run in parts (over_parts)
 };
 
 ONEFIT_SIMD_END(cpu)
