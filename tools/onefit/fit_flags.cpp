@@ -125,7 +125,7 @@ CLI::Option* add(CLI::App& app, const std::string& name, std::optional<T>& targe
 
 CLI::App* add_fit_command(CLI::App& app, FitFlags& flags) {
     CLI::App* fit = app.add_subcommand(
-        "fit", "Train a dense network: the seed experiment (Iris, 4-32-3, Adam(0.1), log_cosh, 20 epochs) by "
+        "fit", "Train a model (dense or convolutional): the seed experiment (Iris, 4-32-3, Adam(0.1), log_cosh, 20 epochs) by "
                "default, or the one a JSON config describes; flags override the config.");
     fit->footer(
         "Defaults: with the built-in iris, the seed experiment's (a 30% unshuffled test split, Adam lr 0.1,\n"

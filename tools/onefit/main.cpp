@@ -91,7 +91,7 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app("onefit: Keras-style training of dense networks, the whole fit compiled as one program.\n"
+    CLI::App app("onefit: Keras-style training of dense and convolutional networks, the whole fit compiled as one program.\n"
                  "Try: onefit fit (the seed experiment on Iris), or onefit fit --help.",
                  "onefit");
     app.set_version_flag("--version", std::string("onefit ") + kVersion);
