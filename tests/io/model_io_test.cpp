@@ -162,29 +162,17 @@ TEST(ModelIo, ImageLayersRoundTripAndResumeBitForBit) {
     for (int64_t i = 0; i < 40; ++i) y[i] = static_cast<float>(i % 3);
     FitOptions o;
     o.batch_size = 8, o.epochs = 4, o.verbose = 0, o.seed = 9;
-    Sequential straight = small_convnet();
-    straight.fit(x, y, o);
-
-    Sequential first = small_convnet();
-    o.epochs = 2;
-    first.fit(x, y, o);
-    const std::string dir = fresh_dir();
-    save_model(first, dir, 2, 9);
-    const std::string config = read_bytes(dir + "/config.json");
-    for (const char* key : {"\"conv2d\"", "\"max_pooling2d\"", "\"average_pooling2d\"", "\"reshape\"",
-                            "\"flatten\"", "\"kernel_size\"", "\"target_shape\"", "\"input_shape\": [\n    6,"})
-        EXPECT_NE(config.find(key), std::string::npos) << key;
-    Sequential resumed = load_model(dir);
-    EXPECT_EQ(resumed.summary(), first.summary());
-    EXPECT_TRUE(testing_support::same_bits(first.get_weights(), resumed.get_weights()));
-    std::map<std::string, std::string> meta;
-    const auto tensors = read_safetensors(dir + "/model.safetensors", &meta);
-    ASSERT_EQ(tensors.size(), 5u);
-    EXPECT_EQ(tensors[0].first, "features/kernel");
-    EXPECT_EQ(tensors[0].second.shape(), (Shape{3, 2, 2, 4}));
-    o.epochs = 4, o.initial_epoch = 2;
-    resumed.fit(x, y, o);
-    EXPECT_TRUE(testing_support::same_bits(straight.get_weights(), resumed.get_weights()));
+    testing_support::expect_saved_and_resumed_bit_for_bit(small_convnet, x, y, o, fresh_dir(), [](const std::string& dir) {
+        const std::string config = read_bytes(dir + "/config.json");
+        for (const char* key : {"\"conv2d\"", "\"max_pooling2d\"", "\"average_pooling2d\"", "\"reshape\"",
+                                "\"flatten\"", "\"kernel_size\"", "\"target_shape\"", "\"input_shape\": [\n    6,"})
+            EXPECT_NE(config.find(key), std::string::npos) << key;
+        std::map<std::string, std::string> meta;
+        const auto tensors = read_safetensors(dir + "/model.safetensors", &meta);
+        ASSERT_EQ(tensors.size(), 5u);
+        EXPECT_EQ(tensors[0].first, "features/kernel");
+        EXPECT_EQ(tensors[0].second.shape(), (Shape{3, 2, 2, 4}));
+    });
 }
 
 TEST(ModelIo, WithoutTheOptimizerStateResumingDiffers) {

@@ -14,6 +14,7 @@
 
 #include "core/rng.hpp"
 #include "onefit/onefit.hpp"
+#include "support/resumable_fit.hpp"
 #include "support/test_files.hpp"
 #include "support/weights.hpp"
 
@@ -173,40 +174,28 @@ TEST(BatchNormalization, SavedWithItsMovingStatisticsAndResumedBitForBit) {
     };
     FitOptions o;
     o.batch_size = 8, o.epochs = 4, o.verbose = 0, o.seed = 3;
-    Sequential straight = model();
-    straight.fit(x, y, o);
-
-    Sequential first = model();
-    o.epochs = 2;
-    first.fit(x, y, o);
     const std::string dir = test_files::temp_path("_model");
     std::filesystem::remove_all(dir);
-    save_model(first, dir, 2, 3);
-    const std::string config = test_files::read_bytes(dir + "/config.json");
-    for (const char* key : {"\"batch_normalization\"", "\"momentum\": 0.8", "\"epsilon\": 0.01", "\"center\": true"})
-        EXPECT_NE(config.find(key), std::string::npos) << key << "\n" << config;
-    std::map<std::string, std::string> meta;
-    const auto tensors = read_safetensors(dir + "/model.safetensors", &meta);
-    ASSERT_EQ(tensors.size(), 8u);
-    EXPECT_EQ(tensors[4].first, "batch_normalization/moving_mean");
-    EXPECT_EQ(tensors[5].first, "batch_normalization/moving_variance");
+    testing_support::expect_saved_and_resumed_bit_for_bit(model, x, y, o, dir, [](const std::string& dir) {
+        const std::string config = test_files::read_bytes(dir + "/config.json");
+        for (const char* key : {"\"batch_normalization\"", "\"momentum\": 0.8", "\"epsilon\": 0.01", "\"center\": true"})
+            EXPECT_NE(config.find(key), std::string::npos) << key << "\n" << config;
+        std::map<std::string, std::string> meta;
+        const auto tensors = read_safetensors(dir + "/model.safetensors", &meta);
+        ASSERT_EQ(tensors.size(), 8u);
+        EXPECT_EQ(tensors[4].first, "batch_normalization/moving_mean");
+        EXPECT_EQ(tensors[5].first, "batch_normalization/moving_variance");
 
-    // A value the kind refuses, edited into config.json, is an error naming its key.
-    std::string edited = config;
-    edited.replace(edited.find("\"momentum\": 0.8"), 15, "\"momentum\": 1.5");
-    const std::string edited_dir = test_files::temp_path("_edited");
-    std::filesystem::remove_all(edited_dir);
-    std::filesystem::copy(dir, edited_dir);
-    std::ofstream(edited_dir + "/config.json", std::ios::trunc) << edited;
-    const std::string error = test_files::error_of([&] { load_model(edited_dir); });
-    EXPECT_NE(error.find("'layers[1].momentum' momentum must be in [0, 1], got 1.5"), std::string::npos) << error;
-
-    Sequential resumed = load_model(dir);
-    EXPECT_TRUE(testing_support::same_bits(first.get_weights(), resumed.get_weights()));
-    EXPECT_TRUE(testing_support::same_bits({first.predict(x)}, {resumed.predict(x)}));
-    o.epochs = 4, o.initial_epoch = 2;
-    resumed.fit(x, y, o);
-    EXPECT_TRUE(testing_support::same_bits(straight.get_weights(), resumed.get_weights()));
+        // A value the kind refuses, edited into config.json, is an error naming its key.
+        std::string edited = config;
+        edited.replace(edited.find("\"momentum\": 0.8"), 15, "\"momentum\": 1.5");
+        const std::string edited_dir = test_files::temp_path("_edited");
+        std::filesystem::remove_all(edited_dir);
+        std::filesystem::copy(dir, edited_dir);
+        std::ofstream(edited_dir + "/config.json", std::ios::trunc) << edited;
+        const std::string error = test_files::error_of([&] { load_model(edited_dir); });
+        EXPECT_NE(error.find("'layers[1].momentum' momentum must be in [0, 1], got 1.5"), std::string::npos) << error;
+    });
 }
 
 }  // namespace
