@@ -84,7 +84,8 @@ int fail(const std::string& message) {
     if (ranks) line.append(" (rank ").append(std::to_string(mpi_job->rank())).append(")");
     line.append(": ").append(one_line(message)).append("\n");
     std::cerr << line << std::flush;
-    if (ranks) mpi_job->abort(kUsageError);  // (the other ranks may be waiting for this one)
+    if (ranks && !mpi_job->gathered()) mpi_job->abort(kUsageError);  // (the other ranks may be waiting for this one)
+    if (ranks && mpi_job->rank() == 0) mpi_job->send_exit_code(kUsageError);
     return kUsageError;
 }
 
@@ -115,7 +116,11 @@ int main(int argc, char** argv) {
         if (sweep->parsed()) {
             sweep_flags.rest = sweep->remaining();
             if (onefit::cli::started_by_mpi_launcher()) mpi_job.emplace(argc, argv);
-            return onefit::cli::run_sweep(sweep_flags, mpi_job ? &*mpi_job : nullptr);
+            const int code = onefit::cli::run_sweep(sweep_flags, mpi_job ? &*mpi_job : nullptr);
+            if (!mpi_job || mpi_job->size() == 1) return code;
+            if (mpi_job->rank() != 0) return mpi_job->receive_exit_code();  // (rank 0 prints)
+            mpi_job->send_exit_code(code);
+            return code;
         }
         if (evaluate->parsed()) return onefit::cli::run_evaluate(model_flags);
         if (predict->parsed()) return onefit::cli::run_predict(model_flags);

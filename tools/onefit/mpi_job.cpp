@@ -43,7 +43,7 @@ void check(int rc, const char* what) {
     throw Error(std::string("MPI: ") + what + " failed: " + std::string(text, static_cast<size_t>(length)));
 }
 
-constexpr int kSizeTag = 1, kBytesTag = 2;
+constexpr int kSizeTag = 1, kBytesTag = 2, kExitCodeTag = 3;
 constexpr size_t kPiece = size_t{1} << 30;
 }  // namespace
 
@@ -65,6 +65,7 @@ std::vector<std::string> MpiJob::gather(const std::string& bytes) const {
             check(MPI_Send(bytes.data() + at, static_cast<int>(std::min(kPiece, bytes.size() - at)), MPI_BYTE, 0,
                            kBytesTag, MPI_COMM_WORLD),
                   "MPI_Send");
+        gathered_ = true;
         return {};
     }
     std::vector<std::string> all(static_cast<size_t>(size_));
@@ -79,7 +80,19 @@ std::vector<std::string> MpiJob::gather(const std::string& bytes) const {
                            kBytesTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
                   "MPI_Recv");
     }
+    gathered_ = true;
     return all;
+}
+
+void MpiJob::send_exit_code(int exit_code) const {
+    for (int to = 1; to < size_; ++to)
+        if (MPI_Send(&exit_code, 1, MPI_INT, to, kExitCodeTag, MPI_COMM_WORLD) != MPI_SUCCESS) abort(exit_code);
+}
+
+int MpiJob::receive_exit_code() const {
+    int exit_code = 0;
+    check(MPI_Recv(&exit_code, 1, MPI_INT, 0, kExitCodeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    return exit_code;
 }
 
 void MpiJob::abort(int exit_code) const {
@@ -95,6 +108,8 @@ MpiJob::MpiJob(int&, char**&) {
 }
 MpiJob::~MpiJob() = default;
 std::vector<std::string> MpiJob::gather(const std::string& bytes) const { return {bytes}; }
+void MpiJob::send_exit_code(int) const {}
+int MpiJob::receive_exit_code() const { return 0; }
 void MpiJob::abort(int exit_code) const { std::_Exit(exit_code); }
 
 #endif

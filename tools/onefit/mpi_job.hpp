@@ -26,12 +26,21 @@ public:
     int size() const override { return size_; }
     // Point to point, each rank's bytes in pieces of at most 1 GiB (MPI counts are ints).
     std::vector<std::string> gather(const std::string& bytes) const override;
-    // Ends every rank of the job with `exit_code` (mpirun exits with it): one rank's error must
-    // not leave the others waiting for it.
+    // Whether this rank's gather has completed: from then on no rank waits for another's bytes.
+    bool gathered() const { return gathered_; }
+    // After the gather, rank 0 tells every rank the job's exit code, which the others wait for
+    // instead of ending on their own: a job then ends without MPI_Abort racing a rank's
+    // MPI_Finalize, a race in which OpenMPI 4.1's mpirun waits forever on its exited ranks
+    // (seen here under load).
+    void send_exit_code(int exit_code) const;
+    int receive_exit_code() const;
+    // Ends every rank of the job with `exit_code` (mpirun exits with it): one rank's error
+    // before the gather must not leave the others waiting for it.
     [[noreturn]] void abort(int exit_code) const;
 
 private:
     int rank_ = 0, size_ = 1;
+    mutable bool gathered_ = false;
 };
 
 }  // namespace onefit::cli
