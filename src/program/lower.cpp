@@ -21,7 +21,8 @@ constexpr int64_t kBlasMinConvMacsPerSample = 1 << 16;
 
 int64_t TrainingProgram::forward_macs_per_sample() const {
     int64_t macs = 0;
-    for (const ProgramOp& op : ops) macs += op.spec.macs_per_sample;
+    for (const ProgramOp& op : ops)
+        if (op.has_product()) macs += op.spec.macs_per_sample;
     return macs;
 }
 

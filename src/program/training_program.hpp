@@ -93,7 +93,8 @@ public:
     int64_t weights_version = 0;
 
     int64_t param_count() const { return static_cast<int64_t>(params.size()); }
-    // Multiply-adds of one forward pass for one sample (the work of a step is about 3x this).
+    // Multiply-adds of one forward pass's products (Dense, Conv2D) for one sample (the work of a
+    // step is about 3x this). The other ops' window reads are explain's moved values, not flops.
     int64_t forward_macs_per_sample() const;
 };
 

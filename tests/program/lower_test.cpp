@@ -84,6 +84,16 @@ TEST(Lowering, ParametersAreEachLayersKernelThenBiasBackToBack) {
     EXPECT_EQ(p.forward_macs_per_sample(), 4 * 32 + 32 * 3 + 3 * 2);
 }
 
+TEST(Lowering, ForwardMultiplyAddsAreTheProductsOnly) {
+    // A 3x3 convolution of 6x6x2 images into 4 filters ("valid": 4x4 pixels), pooled 2x2, then
+    // Dense(3): the pooling's window reads are moved values for explain, not multiply-adds.
+    const TrainingProgram p =
+        lower_sequential({6, 6, 2}, {Conv2D(4, 3), MaxPooling2D(2), BatchNormalization(), Flatten(), Dense(3)},
+                         loss_from_name("mse"), Adam(), {}, 0);
+    EXPECT_EQ(p.forward_macs_per_sample(), 4 * 4 * 4 * (3 * 3 * 2) + (2 * 2 * 4) * 3);
+    EXPECT_GT(p.ops[1].spec.macs_per_sample, 0);  // (what the pooling op declares for its reads)
+}
+
 TEST(Lowering, WidthsFlowThroughDropout) {
     const TrainingProgram p = lower({Dense(32), Dropout(0.5f), Dense(3)}, 4);
     EXPECT_EQ(p.input_width, 4);
