@@ -95,6 +95,11 @@ struct TrainingState {
 // model.seed() (what fit uses when FitOptions::seed is not set).
 void save_model(const Sequential& model, const std::string& dir, int64_t epoch = -1,
                 std::optional<uint64_t> fit_seed = std::nullopt);
+// Throws Error naming DIR unless save_model may write there: DIR is new, or a folder without an
+// ensemble whose config.json, if it has one, is a onefit model's (which a save replaces; the
+// folder's other files, dotfiles and subfolders included, are kept). save_model checks it; the
+// CLI also checks before it trains.
+void check_model_folder(const std::string& dir);
 
 // Loads a folder save_model wrote: the architecture, the weights and, for a compiled model, the
 // loss, optimizer, metrics, optimizer slots and step, so that fitting on continues exactly.

@@ -157,6 +157,7 @@ void write_in_place(const std::string& dir, const Files& files) {
 }
 
 void write_folder(const std::string& dir_argument, const Files& files) {
+    check_model_folder(dir_argument);
     std::string dir = dir_argument;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (dir.empty()) throw Error("save_model: the folder name is empty");
@@ -181,6 +182,7 @@ void write_folder(const std::string& dir_argument, const Files& files) {
                                         std::strerror(errno) + ")");
     }
     try {
+        if (exists) ::chmod(temp.c_str(), st.st_mode & 07777);  // the folder keeps its permissions
         for (const auto& [name, bytes] : files) write_file_atomically(join(temp, name), bytes);
         if (!exists) {
             if (::rename(temp.c_str(), dir.c_str()) != 0)
@@ -189,11 +191,12 @@ void write_folder(const std::string& dir_argument, const Files& files) {
             fsync_folder(parent);
             return;
         }
-        // Other files in the folder (a CSV log, notes) move into the new folder by hard link.
+        // Other files in the folder (a CSV log, notes, dotfiles) move into the new folder by hard
+        // link; the swapped-out folder's own links are then removed with it.
         for (const std::string& name : folder_entries(dir)) {
-            if (is_model_file(name) || name.rfind(".", 0) == 0) continue;
+            if (is_model_file(name)) continue;
             if (::link(join(dir, name.c_str()).c_str(), join(temp, name.c_str()).c_str()) != 0) {
-                remove_folder(temp);  // e.g. a subfolder: keep everything, replace file by file
+                remove_folder(temp);  // e.g. a subfolder (.git): keep everything, replace file by file
                 return write_in_place(dir, files);
             }
         }
@@ -311,6 +314,25 @@ void save_model(const Sequential& model, const std::string& dir, int64_t epoch, 
 }
 
 void Sequential::save(const std::string& dir) const { save_model(*this, dir); }
+
+void check_model_folder(const std::string& dir) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;  // new (or a file: write_folder says so)
+    if (is_ensemble(dir))
+        throw file_error(dir, 0, 0, "holds an ensemble (ensemble.json): saving one model there would leave the "
+                                    "ensemble in charge; save it to another folder, or remove this one first");
+    const std::string config = join(dir, kConfigFile);
+    if (::stat(config.c_str(), &st) != 0) return;
+    bool ours = false;
+    try {
+        const json c = json::parse(read_text(config));
+        ours = c.is_object() && c.contains("format") && c["format"] == kFormat;
+    } catch (const std::exception&) {
+    }
+    if (!ours)
+        throw file_error(config, 0, 0, "is not a onefit model's config.json, and saving a model into " + dir +
+                                           " would replace it; choose another folder");
+}
 
 TrainingState load_training_state(const std::string& dir) { return read_state(dir, nullptr); }
 

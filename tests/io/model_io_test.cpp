@@ -120,6 +120,50 @@ TEST(ModelIo, SavingAgainReplacesTheSaveAndKeepsOtherFiles) {
         EXPECT_NE(entry.path().filename().string().rfind(prefix, 0), 0u) << entry.path();
 }
 
+TEST(ModelIo, SavingIntoAUsersFolderKeepsItsDotfilesSubfoldersAndPermissions) {
+    Sequential model = iris_model();
+    for (const bool subfolder : {false, true}) {  // swapped in whole; replaced file by file
+        const std::string dir = fresh_dir(subfolder ? "_project_git" : "_project");
+        fs::create_directory(dir);
+        ::chmod(dir.c_str(), 0700);
+        write_text(dir + "/.env", "SECRET=1");
+        write_text(dir + "/data.csv", "1,2");
+        if (subfolder) fs::create_directories(dir + "/.git/objects"), write_text(dir + "/.git/HEAD", "ref");
+        save_model(model, dir, 0);
+        save_model(model, dir, 1);
+        EXPECT_EQ(read_bytes(dir + "/.env"), "SECRET=1") << subfolder;
+        EXPECT_EQ(read_bytes(dir + "/data.csv"), "1,2") << subfolder;
+        if (subfolder) {
+            EXPECT_EQ(read_bytes(dir + "/.git/HEAD"), "ref");
+        }
+        struct stat st {};
+        ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0700u) << subfolder;
+        EXPECT_EQ(load_training_state(dir).epoch, 1);
+        for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))  // nothing moved aside
+            EXPECT_EQ(entry.path().filename().string().find(".saving."), std::string::npos) << entry.path();
+    }
+}
+
+TEST(ModelIo, SavingOverAnEnsembleOrAnotherProgramsConfigIsRefused) {
+    Sequential model = iris_model();
+    const std::string ensemble = fresh_dir("_ensemble");
+    std::vector<Sequential> members;
+    members.push_back(iris_model()), members.push_back(iris_model(12));
+    save_ensemble(members, ensemble);
+    const std::string error = error_of([&] { save_model(model, ensemble); });
+    EXPECT_NE(error.find("holds an ensemble (ensemble.json)"), std::string::npos) << error;
+    EXPECT_EQ(load_ensemble(ensemble).size(), 2u);
+
+    const std::string foreign = fresh_dir("_foreign");
+    fs::create_directory(foreign);
+    write_text(foreign + "/config.json", "{\"epochs\": 3}");
+    const std::string refused = error_of([&] { save_model(model, foreign); });
+    EXPECT_NE(refused.find("is not a onefit model's config.json"), std::string::npos) << refused;
+    EXPECT_EQ(read_bytes(foreign + "/config.json"), "{\"epochs\": 3}");
+    EXPECT_NO_THROW(check_model_folder(fresh_dir("_new")));
+}
+
 // The acceptance test of resuming: 20 epochs straight == 10, save, load, 10 more (shuffle, dropout).
 TEST(ModelIo, TenEpochsSavedLoadedAndResumedEqualTwentyStraight) {
     const LabeledData iris = load_iris();

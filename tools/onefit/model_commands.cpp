@@ -137,7 +137,7 @@ void check_resume_agrees(const FitConfig& config, const Sequential& saved) {
 }  // namespace
 
 Persistence::Persistence(const FitConfig& config) : config_(config) {
-    if (!config.save_dir.empty()) check_parent_exists(config.save_dir, "--save");
+    if (!config.save_dir.empty()) check_parent_exists(config.save_dir, "--save"), check_model_folder(config.save_dir);
     if (!config.csv_log.empty()) check_parent_exists(config.csv_log, "--csv-log");
     if (!config.checkpoint_dir.empty()) {
         checkpoint_ = std::make_unique<ModelCheckpoint>(config.checkpoint_dir, config.monitor, config.checkpoint_best);

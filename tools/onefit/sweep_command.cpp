@@ -319,6 +319,7 @@ int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
     if (config.device != "cpu" && config.device != "auto" && config.device != "cuda")
         throw Error("sweep: --device " + config.device + ": members run on cpu or cuda");
     if (!flags.save_best.empty()) check_parent_exists(flags.save_best, "--save-best");
+    if (!flags.save_best.empty() && flags.ensemble == 0) check_model_folder(flags.save_best);
     if (!flags.report.empty()) check_parent_exists(flags.report, "--report");
     if (flags.ensemble > 0 && flags.save_best.empty())
         throw Error("sweep: --ensemble K saves the best K members: give the folder with --save-best DIR");
