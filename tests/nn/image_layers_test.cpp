@@ -103,6 +103,12 @@ TEST(ImageLayers, PoolingByHand) {
     Tensor two({1, 2, 2, 2}, std::vector<float>{1, 10, 2, 20, 3, 30, 4, 40});
     EXPECT_EQ(output_of({2, 2, 2}, {MaxPooling2D(2)}, two, {}).values(), (std::vector<float>{4, 40}));
     EXPECT_EQ(output_of({2, 2, 2}, {GlobalAveragePooling2D()}, two, {}).values(), (std::vector<float>{2.5f, 25}));
+    // A "same" window far larger than the image takes the whole image at every pixel, in time
+    // bounded by the image (its rows outside are skipped, not visited); past 65536 it is refused.
+    EXPECT_EQ(output_of({3, 3, 1}, {MaxPooling2D(60001, 1, "same")}, small, {}).values(), std::vector<float>(9, 9));
+    EXPECT_EQ(output_of({3, 3, 1}, {AveragePooling2D(60001, 1, "same")}, small, {}).values(), std::vector<float>(9, 5));
+    EXPECT_EQ(test_files::error_of([] { MaxPooling2D(99999999999); }),
+              "MaxPooling2D: pool_size must be positive and at most 65536, got (99999999999, 99999999999)");
 }
 
 TEST(ImageLayers, FlattenAndReshapeKeepChannelsLastOrder) {

@@ -24,10 +24,8 @@ template <class F>
 inline void for_window_rows(const Window2D& w, int64_t oy, int64_t ox, F&& f) {
     const int64_t y0 = oy * w.stride_h - w.pad_top, x0 = ox * w.stride_w - w.pad_left;
     const int64_t kx_begin = x0 < 0 ? -x0 : 0, kx_end = std::min(w.k_w, w.in_w - x0);
-    for (int64_t ky = 0; ky < w.k_h; ++ky) {
-        const int64_t iy = y0 + ky;
-        if (iy >= 0 && iy < w.in_h) f(ky, iy, x0, kx_begin, kx_end);
-    }
+    const int64_t ky_begin = y0 < 0 ? -y0 : 0, ky_end = std::min(w.k_h, w.in_h - y0);  // rows inside the image only
+    for (int64_t ky = ky_begin; ky < ky_end; ++ky) f(ky, y0 + ky, x0, kx_begin, kx_end);
 }
 
 // Calls f(r, oy, ox, pixel) for every output pixel of `rows` images, pixel = (r, oy, ox) counted in order.
@@ -44,10 +42,13 @@ inline void require_image(const Shape& input) {
                     "; grayscale images are (height, width, 1)");
 }
 
+// Windows and strides: positive, and at most kMaxWindow (so a window's sizes multiply without
+// overflow; larger ones fit no image anyway).
+inline constexpr int64_t kMaxWindow = int64_t{1} << 16;
 inline void check_positive_pair(std::array<int64_t, 2> v, const char* what) {
-    if (v[0] < 1 || v[1] < 1)
-        throw Error(std::string(what) + " must be positive, got (" + std::to_string(v[0]) + ", " +
-                    std::to_string(v[1]) + ")");
+    if (v[0] < 1 || v[1] < 1 || v[0] > kMaxWindow || v[1] > kMaxWindow)
+        throw Error(std::string(what) + " must be positive" + (v[0] > kMaxWindow || v[1] > kMaxWindow ? " and at most 65536" : "") +
+                    ", got (" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ")");
 }
 
 ONEFIT_SIMD_END(nn)
