@@ -38,6 +38,9 @@ enum class SweepStacking { automatic, always, never };
 // rows and validated on the fold's (kfold_assignment, or stratified_kfold_assignment when the
 // labels are classes: one-hot rows, or one column of whole numbers under a crossentropy or
 // below a softmax or sigmoid output); FitOptions must then name no validation data or split.
+// The most members one sweep trains (a grid, its random draws or its ranges past it are errors).
+inline constexpr int64_t kMaxSweepMembers = 1'000'000;
+
 struct SweepGrid {
     std::vector<float> learning_rates;
     std::vector<uint64_t> seeds;

@@ -174,6 +174,9 @@ std::vector<std::vector<size_t>> member_tasks(const std::vector<size_t>& data_of
 std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool log_scale, uint64_t first_seed,
                                       uint64_t draw_seed) {
     if (count < 1) throw Error("sweep: the number of random members must be at least 1");
+    if (count > kMaxSweepMembers)
+        throw Error("sweep: " + std::to_string(count) + " random members, more than the " +
+                    std::to_string(kMaxSweepMembers) + " one sweep trains");
     if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high))
         throw Error("sweep: the range [" + std::to_string(low) + ", " + std::to_string(high) + "] is empty");
     if (log_scale && !(low > 0)) throw Error("sweep: a log range needs positive bounds, got " + std::to_string(low));
@@ -239,6 +242,25 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
     if (grid.shuffle_splits < 0 || grid.bootstraps < 0) throw Error("sweep: the number of samples must be positive");
     if ((grid.folds > 0) + (grid.shuffle_splits > 0) + (grid.bootstraps > 0) > 1)
         throw Error("sweep: give one of k-fold, random splits and bootstrap samples");
+    // An axis the model has nothing for would label identical members as different.
+    int64_t dense_layers = 0, dropout_layers = 0;
+    for (const Layer& l : model.layers())
+        dense_layers += l.kind == Layer::Kind::Dense, dropout_layers += l.kind == Layer::Kind::Dropout;
+    if (!grid.hidden_units.empty() && dense_layers < 2)
+        throw Error("sweep: the units axis sets the units of every Dense layer but the last, and the model has no "
+                    "other Dense layer");
+    if (!grid.dropout_rates.empty() && dropout_layers == 0)
+        throw Error("sweep: the dropout axis sets the rate of every Dropout layer, and the model has none");
+    const auto count = [](size_t n) { return static_cast<double>(std::max<size_t>(n, 1)); };
+    const double member_count =
+        (grid.points.empty() ? count(rates.size()) * count(seeds.size()) : count(grid.points.size())) *
+        count(grid.optimizers.size()) * count(grid.losses.size()) * count(grid.hidden_units.size()) *
+        count(grid.dropout_rates.size()) * count(grid.batch_sizes.size()) * count(grid.epochs.size()) *
+        std::max(1.0, static_cast<double>(grid.folds) + static_cast<double>(grid.shuffle_splits) +
+                          static_cast<double>(grid.bootstraps));
+    if (member_count > static_cast<double>(kMaxSweepMembers))
+        throw Error("sweep: " + std::to_string(static_cast<long long>(member_count)) + " members, more than the " +
+                    std::to_string(kMaxSweepMembers) + " one sweep trains; split the grid");
 
     // What members train on: x and y, or each fold's split with the fold as validation data;
     // one entry per (batch size, epochs, fold).

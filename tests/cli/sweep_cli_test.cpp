@@ -313,7 +313,8 @@ TEST(CliSweep, TheHtmlReportHasTheBestCurvesAndAChartPerSweptAxis) {
 TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"sweep", "--grid", "width=8,16"}, {"sweep", "--grid", "seed=x"},
-          {"sweep", "--grid", "seed=5..1"}, {"sweep", "--grid", "learning_rate"}}) {
+          {"sweep", "--grid", "seed=5..1"}, {"sweep", "--grid", "learning_rate"},
+          {"sweep", "--grid", "seed=0..18446744073709551615"}}) {
         const CliResult r = run_cli(args);
         EXPECT_EQ(r.exit_code, 2) << args[2];
         EXPECT_NE(r.err.find("onefit: error: --grid"), std::string::npos) << r.err;

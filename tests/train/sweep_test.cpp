@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "runtime/cpu/cpu_simd.hpp"
+#include "support/test_files.hpp"
 #include "support/weights.hpp"
 #include "onefit/onefit.hpp"
 #include "train/fit_setup.hpp"
@@ -453,6 +454,32 @@ TEST(Sweep, AFailingMemberIsNamedAndCallbacksAreRefused) {
     EXPECT_THROW(sweep(layers_only(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, o, SweepGrid{}), Error);
     EXPECT_THROW(sweep(Sequential({4}), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, fit_options(), SweepGrid{}),
                  Error);
+}
+
+TEST(Sweep, AnAxisTheModelHasNothingForOrTooManyMembersAreRefusedBeforeTraining) {
+    const LabeledData iris = load_iris();
+    Sequential output_only({4}, 0);
+    output_only.add(Dense(3, "softmax"));
+    const auto error = [&](const Sequential& model, const SweepGrid& grid) {
+        return test_files::error_of([&] { sweep(model, Adam(), loss_from_name("mse"), {}, iris.x, iris.y, fit_options(), grid); });
+    };
+    SweepGrid units;
+    units.hidden_units = {4, 8};
+    EXPECT_NE(error(output_only, units).find("the units axis sets the units of every Dense layer but the last, and the "
+                                             "model has no other Dense layer"),
+              std::string::npos);
+    SweepGrid dropout;
+    dropout.dropout_rates = {0.1f, 0.5f};
+    EXPECT_NE(error(output_only, dropout).find("the dropout axis sets the rate of every Dropout layer, and the model has none"),
+              std::string::npos);
+    EXPECT_EQ(sweep(layers_only(0), Adam(), loss_from_name("mse"), {}, iris.x, iris.y, fit_options(), dropout).size(), 2u);
+
+    SweepGrid huge;  // 1,000 rates x 1,001 seeds: refused before a member is listed
+    for (int i = 0; i < 1000; ++i) huge.learning_rates.push_back(0.001f * static_cast<float>(i + 1));
+    for (uint64_t s = 0; s <= 1000; ++s) huge.seeds.push_back(s);
+    EXPECT_NE(error(layers_only(0), huge).find("sweep: 1001000 members, more than the 1000000 one sweep trains"),
+              std::string::npos);
+    EXPECT_THROW(random_points(kMaxSweepMembers + 1, 0.001f, 0.1f, true, 0, 0), Error);
 }
 
 }  // namespace

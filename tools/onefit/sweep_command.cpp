@@ -38,6 +38,9 @@ std::vector<T> parse_values(const std::string& list, const std::string& axis) {
     if (const size_t dots = list.find(".."); std::is_integral_v<T> && dots != std::string::npos) {
         const T first = parse_number<T>(list.substr(0, dots), axis), last = parse_number<T>(list.substr(dots + 2), axis);
         if (last < first) throw Error("--grid " + axis + "=" + list + ": the range is empty");
+        if (static_cast<uint64_t>(last) - static_cast<uint64_t>(first) >= static_cast<uint64_t>(kMaxSweepMembers))
+            throw Error("--grid " + axis + "=" + list + ": more than the " + std::to_string(kMaxSweepMembers) +
+                        " members one sweep trains");
         for (T v = first; v <= last; ++v) values.push_back(v);
         return values;
     }
