@@ -42,6 +42,19 @@ TEST(CallbacksEarlyStopping, PatienceZeroStopsAtTheFirstEpochWithoutImprovement)
     EXPECT_EQ(*stop.best, 0.9);
 }
 
+TEST(CallbacksEarlyStopping, AFitOfABillionEpochsHoldsOnlyTheEpochsItRuns) {
+    // Keras's idiom: epochs far beyond need, EarlyStopping ends it (logs for every epoch asked
+    // were once made up front: 10^9 of them cannot be).
+    const LabeledData iris = load_iris();
+    Sequential model = small_model();
+    EarlyStopping stop("loss", 0.5, 0);
+    FitOptions o;
+    o.epochs = 1'000'000'000, o.verbose = 0, o.callbacks = {&stop};
+    const History h = model.fit(iris.x, iris.y, o);
+    EXPECT_EQ(h.history.at("loss").size(), 2u);  // no epoch improves the loss by 0.5
+    EXPECT_EQ(stop.stopped_epoch, 1);
+}
+
 TEST(CallbacksEarlyStopping, PatienceCountsEpochsSinceTheBest) {
     Sequential model = small_model();
     EarlyStopping stop("val_loss", 0.0, 2);

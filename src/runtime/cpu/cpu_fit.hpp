@@ -23,6 +23,9 @@
 
 ONEFIT_SIMD_BEGIN(cpu)
 
+// Epoch logs made when a fit starts (a fit of more epochs grows them as it goes).
+inline constexpr int64_t kReservedEpochLogs = 4096;
+
 template <class T>
 class CpuFit final : public DeviceProgram {
 public:
@@ -34,7 +37,9 @@ public:
           executor_(program, max_rows_, metrics, data_.y_width, plan.seed ^ 0x44524f50ull) {
         batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width));
         batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
-        logs_.resize(static_cast<size_t>(plan.epochs));
+        // Logs for the epochs asked, up to kReservedEpochLogs; a longer fit grows them between
+        // epochs, so `epochs=10**8` with EarlyStopping holds only the epochs it runs.
+        logs_.resize(static_cast<size_t>(std::min(plan.epochs, kReservedEpochLogs)));
     }
 
     int64_t run_epochs(int64_t first, int64_t last) override {
@@ -51,6 +56,8 @@ public:
     void begin_epoch(int64_t epoch) override {
         epoch_ = epoch;
         epoch_steps_ = schedule_.begin_epoch();
+        if (static_cast<size_t>(epoch) >= logs_.size())
+            logs_.resize(std::max(static_cast<size_t>(epoch) + 1, 2 * logs_.size()));
         logs_[static_cast<size_t>(epoch)] = EpochLog{};
     }
     int64_t steps_in_epoch() const override { return epoch_steps_; }
