@@ -99,6 +99,8 @@ public:
     // A Keras-like table: layer (type), output shape, parameter count; totals.
     std::string summary() const;
     int64_t count_params() const;
+    // One sample's output shape (the last layer's; the input's for a model without layers).
+    Shape output_shape() const;
 
     // Kernels in Keras's layout (in, out) and biases, layer by layer.
     std::vector<Tensor> get_weights() const;

@@ -345,6 +345,7 @@ NB_MODULE(_onefit, m) {
         .def("set_learning_rate", &onefit::Sequential::set_learning_rate, "learning_rate"_a)
         .def_prop_ro("metrics", &onefit::Sequential::metrics)
         .def("summary", &onefit::Sequential::summary)
+        .def("output_shape", &onefit::Sequential::output_shape)
         .def("count_params", &onefit::Sequential::count_params)
         .def("save", &onefit::Sequential::save, "dir"_a)
         .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })

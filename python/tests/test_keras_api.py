@@ -235,3 +235,28 @@ def test_arrays_with_a_validation_dataset_validate_on_it(iris_like):
     as_dataset = model().fit(x[:100], y[:100], batch_size=20, epochs=2, shuffle=False, verbose=0,
                              validation_data=onefit.data.Dataset.from_tensor_slices((x[100:], y[100:])).batch(32))
     assert as_dataset.history == as_arrays.history and "val_loss" in as_dataset.history
+
+
+def test_a_compile_that_fails_leaves_the_model_as_it_was():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(32, 6)).astype("float32"), rng.normal(size=(32, 2)).astype("float32")
+    model = keras.Sequential([keras.Input((6,)), Dense(2)], seed=0)
+    model.compile(keras.optimizers.Adam(0.01), "mse", metrics=["mae"])
+    model.fit(x, y, verbose=0)
+    twin = keras.Sequential([keras.Input((6,)), Dense(2)], seed=0)
+    twin.compile(keras.optimizers.Adam(0.01), "mse", metrics=["mae"])
+    twin.fit(x, y, verbose=0)
+    for bad in (dict(optimizer="sgd", loss="msee"), dict(optimizer="sgd", loss="mae", metrics=["foo"])):
+        with pytest.raises(ValueError):
+            model.compile(**bad)
+        assert type(model.optimizer).__name__ == "Adam" and model.loss == "mse"
+    # Training continues with Adam and mse, bit for bit as the model never asked to change.
+    assert model.fit(x, y, verbose=0).history == twin.fit(x, y, verbose=0).history
+
+
+def test_output_shape_is_the_last_layers():
+    from onefit.keras import layers
+
+    assert keras.Sequential([keras.Input((6, 6, 1)), layers.Conv2D(2, 3)]).output_shape == (None, 4, 4, 2)
+    assert keras.Sequential([keras.Input((6,)), Dense(10), layers.Reshape((2, 5))]).output_shape == (None, 2, 5)
+    assert keras.Sequential([keras.Input((6,)), Dense(3)]).output_shape == (None, 3)

@@ -86,5 +86,10 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
     k.compile(optimizer=real_keras.optimizers.Adam(clipnorm=1.0), loss="mse")
     with pytest.raises(ValueError, match="clipnorm"):
         keras.from_keras(k)
+    for setting in (dict(loss_weights=[2.0]), dict(weighted_metrics=["mae"])):
+        k = keras_model()
+        k.compile(optimizer="sgd", loss="mse", **setting)
+        with pytest.raises(ValueError, match=next(iter(setting))):
+            keras.from_keras(k)
     with pytest.raises(TypeError, match="onefit.keras.Sequential|Keras Sequential"):
         keras.from_keras(object())

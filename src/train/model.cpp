@@ -95,6 +95,11 @@ int64_t Sequential::count_params() const {
     return n;
 }
 
+Shape Sequential::output_shape() const {
+    if (layers_.empty()) return input_shape_;
+    return nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)).back().output;
+}
+
 std::string Sequential::summary() const {
     const std::vector<std::string> names = default_layer_names(layers_);
     const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape_, layers_, names);

@@ -94,7 +94,11 @@ def _activation(config, where):
 def _metrics(keras_model):
     # Keras 3 keeps compile()'s arguments in _compile_config; compile() names metric objects.
     compile_config = getattr(keras_model, "_compile_config", None)
-    metrics = getattr(compile_config, "config", {}).get("metrics") if compile_config is not None else None
+    config = getattr(compile_config, "config", {}) if compile_config is not None else {}
+    for name in ("loss_weights", "weighted_metrics"):  # refused, never dropped
+        if config.get(name) is not None:
+            raise ValueError(f"from_keras: compile's {name} is not supported by onefit")
+    metrics = config.get("metrics")
     if isinstance(metrics, dict):
         raise ValueError("from_keras: per-output metrics are not supported by onefit")
     return list(metrics or [])

@@ -111,13 +111,19 @@ class Sequential:
             raise TypeError(f"compile: onefit does not support {', '.join(sorted(unsupported))}")
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss='mse'")
-        self.optimizer = _optimizers.get(optimizer)
-        self.loss = loss
-        self._compiled = (self.optimizer, _losses.get(loss), _metric_names(metrics))
-        if self._native is None and self._input_shape is not None:
-            self._build(self._input_shape)
-        else:
-            self._compile_native()
+        # As Keras: a compile that fails leaves the model as it was.
+        previous = (self.optimizer, self.loss, self._compiled, self._native)
+        optimizer = _optimizers.get(optimizer)
+        compiled = (optimizer, _losses.get(loss), _metric_names(metrics))
+        self.optimizer, self.loss, self._compiled = optimizer, loss, compiled
+        try:
+            if self._native is None and self._input_shape is not None:
+                self._build(self._input_shape)
+            else:
+                self._compile_native()
+        except BaseException:
+            self.optimizer, self.loss, self._compiled, self._native = previous
+            raise
 
     def _compile_native(self):
         if self._native is not None and self._compiled is not None:
@@ -260,8 +266,7 @@ class Sequential:
 
     @property
     def output_shape(self):
-        dense = [l for l in self.layers if isinstance(l, _layers.Dense)]
-        return (None, dense[-1].units) if dense else self.input_shape
+        return (None,) + tuple(self._require_built("output_shape").output_shape())
 
     def to_keras(self):
         """This model as a Keras 3 Sequential (onefit.keras.to_keras); needs Keras installed."""
