@@ -119,6 +119,10 @@ public:
     void set_learning_rate(float learning_rate);
 
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
+    // The label classes' names in output order, when the model learnt from named labels (a CSV's
+    // "setosa", ...: output i is class_names[i]); saved with the model, so data read later can
+    // be numbered as it was. Empty for numbered labels.
+    std::vector<std::string> class_names;
     const TrainingProgram& program() const;  // throws Error before compile()
     // The compiled program's mutable state (parameters, optimizer slots and step count), for
     // saving and restoring a training position (src/io). Throws Error before compile().

@@ -78,6 +78,7 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     config["save_id"] = save_id;
     config["input_shape"] = model.input_shape();
     config["seed"] = model.seed();
+    if (!model.class_names.empty()) config["class_names"] = model.class_names;
     const std::vector<std::string> names = default_layer_names(model.layers());
     config["layers"] = ordered_json::array();
     for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(io::layer_json(model.layers()[i], names[i]));
@@ -352,6 +353,16 @@ Sequential load_model(const std::string& dir) {
     if (input_shape.size() > 3)
         throw f.error("input_shape", "must be [FEATURES] or [HEIGHT, WIDTH, CHANNELS], got " + shape_to_string(input_shape));
     Sequential model(input_shape, f.unsigned_integer(c, "seed", "seed"));
+    if (c.contains("class_names")) {  // (optional: models of numbered labels have none)
+        const json& names = c["class_names"];
+        if (!names.is_array() || names.empty()) throw f.error("class_names", "must be a non-empty array of names");
+        for (size_t i = 0; i < names.size(); ++i)
+        {
+            const std::string key = "class_names[" + std::to_string(i) + "]";
+            if (!names[i].is_string()) throw f.error(key, "must be a string");
+            model.class_names.push_back(names[i].get<std::string>());
+        }
+    }
     const json& layers = f.get(c, "layers", "layers");
     if (!layers.is_array() || layers.empty()) throw f.error("layers", "must be a non-empty array");
     for (size_t i = 0; i < layers.size(); ++i)

@@ -85,6 +85,7 @@ SplitData split_data(const FitConfig& config) {
     data.name = config.source;
     LabeledData all = load_data(config);
     data.sample_shape = all.sample_shape.empty() ? Shape{all.x.row_width()} : all.sample_shape;
+    data.class_names = all.class_names;
     if (config.test_size > 0 && config.validation_split > 0)
         throw Error("validation comes from the test split (test_size " + format_number(config.test_size) +
                     ") or from validation_split, not both; give one of them (--test-size or --validation-split)");
@@ -181,7 +182,7 @@ int run_fit(const FitConfig& given, bool profile) {
         const auto now = std::chrono::steady_clock::now();
         return std::chrono::duration<double>(now - std::exchange(phase_start, now)).count();
     };
-    const SplitData data = split_data(config);
+    SplitData data = split_data(config);
     times.load_seconds = phase_seconds();
     times.load_bytes = data_file_bytes(config);
     settle_loss(config, data.y_train, &std::cout);
@@ -189,6 +190,11 @@ int run_fit(const FitConfig& given, bool profile) {
     Sequential model = persistence.resumed ? std::move(*persistence.resumed) : model_from(config, data.sample_shape);
     check_model_size(model);
     if (!persistence.resumed) compile_from(model, config);
+    if (persistence.resumed)  // numbered as the model learnt them, whatever this file holds
+        number_classes_as(model, data.class_names, data.name,
+                          {&data.y_train, data.validation ? &data.validation->second : nullptr});
+    else
+        model.class_names = data.class_names;
     times.compile_seconds = phase_seconds();
     FitProfile fit_profile;
 

@@ -34,6 +34,7 @@ struct SplitData {
     std::optional<std::pair<Tensor, Tensor>> validation;  // the test split, when test_size > 0
     int64_t train_rows = 0, validation_rows = 0;          // as fit will use them
     Shape sample_shape;  // one sample's shape as read: (height, width, channels) for images
+    std::vector<std::string> class_names;  // the labels' names when they are names (a CSV's)
 };
 SplitData split_data(const FitConfig& config);
 

@@ -60,6 +60,36 @@ Tensor load_features(const ModelFlags& flags, int64_t width) {
 
 }  // namespace
 
+void number_classes_as(const Sequential& model, const std::vector<std::string>& classes, const std::string& source,
+                       const std::vector<Tensor*>& labels) {
+    if (classes.empty()) return;
+    const auto listed = [](const std::vector<std::string>& names) {
+        std::string list;
+        for (const std::string& n : names) list.append(list.empty() ? "" : ", ").append(printable(n, 40));
+        return list;
+    };
+    const std::vector<std::string>& known = model.class_names;
+    if (known.empty()) {
+        // A model saved before onefit kept class names learnt them numbered in sorted order, as
+        // a file holding every class still numbers them; a file with fewer cannot be matched.
+        const int64_t outputs = shape_elements(model.output_shape());
+        if (static_cast<int64_t>(classes.size()) == (outputs == 1 ? 2 : outputs)) return;
+        throw Error(source + ": its labels are names (" + listed(classes) +
+                    "), but the model records no class names (it learnt numbered labels, or an older onefit saved "
+                    "it), so they cannot be matched to its outputs; give numbered labels, or fit it again");
+    }
+    std::vector<float> index;
+    for (const std::string& name : classes) {
+        const auto at = std::find(known.begin(), known.end(), name);
+        if (at == known.end())
+            throw Error(source + ": label '" + printable(name, 40) + "' is not one of the model's classes (" +
+                        listed(known) + ")");
+        index.push_back(static_cast<float>(at - known.begin()));
+    }
+    for (Tensor* y : labels)
+        for (int64_t i = 0; y && i < y->size(); ++i) (*y)[i] = index[static_cast<size_t>((*y)[i])];
+}
+
 LabeledData load_labeled_data(const std::string& source, const std::string& label, const std::string& labels_path) {
     if (source == "iris") return load_iris();
     switch (detect_data_format(source)) {
@@ -221,7 +251,8 @@ int run_evaluate(const ModelFlags& flags) {
     } catch (const Error&) {
         throw Error("--model " + flags.model + ": the model was saved without a loss (before compile); cannot evaluate");
     }
-    const LabeledData data = load_labeled_data(flags.data, flags.label, flags.labels);
+    LabeledData data = load_labeled_data(flags.data, flags.label, flags.labels);
+    number_classes_as(members.front(), data.class_names, flags.data, {&data.y});
     Logs logs;
     try {
         logs = ensemble ? evaluate_ensemble(members, data.x, data.y, flags.batch_size)

@@ -17,6 +17,13 @@ namespace onefit::cli {
 // extension: detect_data_format). "iris" is the built-in set.
 LabeledData load_labeled_data(const std::string& source, const std::string& label, const std::string& labels_path);
 
+// Labels read as names (`classes`, numbered in their sorted order) renumbered as `model` numbers
+// its classes (its class_names), in each of `labels`: a file with fewer or reordered classes
+// must not shift them. Error naming `source` for a name the model does not know, or for names
+// given to a model that records none. Nothing to do for numbered labels (classes empty).
+void number_classes_as(const Sequential& model, const std::vector<std::string>& classes, const std::string& source,
+                       const std::vector<Tensor*>& labels);
+
 // `onefit fit`'s persistence: made before the model (it loads --resume and checks every output
 // folder, so a typo fails before training), then it sets the fit's options and saves at the end.
 class Persistence {

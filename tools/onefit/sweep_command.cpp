@@ -214,6 +214,7 @@ Sequential refit(const FitConfig& config, const SplitData& data, FitOptions opti
                                           loss_from_name(config.loss), CompileOptions{config.metrics}, m);
     options.verbose = 0, options.batch_size = m.batch_size, options.epochs = m.epochs;
     model.fit(data.x_train, data.y_train, options);
+    model.class_names = data.class_names;
     return model;
 }
 
