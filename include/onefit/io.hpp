@@ -39,6 +39,9 @@ Tensor read_idx(const std::string& path);
 // Both files must hold the same number of rows. Feature and class names are left empty.
 LabeledData read_npy_pair(const std::string& x_path, const std::string& y_path);
 LabeledData read_idx_pair(const std::string& images_path, const std::string& labels_path);
+// The same, each file .npy or IDX by its own format (detect_data_format): MNIST's IDX images with
+// labels saved by NumPy, or the reverse.
+LabeledData read_array_pair(const std::string& x_path, const std::string& y_path);
 
 enum class DataFormat { csv, npy, idx };
 

@@ -1,6 +1,7 @@
 // labeled_pair: two array files (features, labels) as LabeledData, the shapes read_csv gives.
 #include "io/parse.hpp"
 #include "onefit/error.hpp"
+#include "onefit/io.hpp"
 
 namespace onefit {
 
@@ -28,6 +29,13 @@ LabeledData labeled_pair(Tensor x, Tensor y, const std::string& x_name, const st
     data.x = x.rank() == 2 ? std::move(x) : x.reshaped({rows, x.rank() == 1 ? 1 : x.row_width()});
     data.y = y.rank() == 1 ? std::move(y) : y.reshaped({rows});
     return data;
+}
+
+LabeledData read_array_pair(const std::string& x_path, const std::string& y_path) {
+    const auto read = [](const std::string& path) {
+        return detect_data_format(path) == DataFormat::idx ? read_idx(path) : read_npy(path);
+    };
+    return labeled_pair(read(x_path), read(y_path), x_path, y_path);
 }
 
 }  // namespace onefit

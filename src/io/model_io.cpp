@@ -318,7 +318,9 @@ void Sequential::save(const std::string& dir) const { save_model(*this, dir); }
 
 void check_model_folder(const std::string& dir) {
     struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;  // new (or a file: write_folder says so)
+    if (::stat(dir.c_str(), &st) != 0) return;  // new
+    if (!S_ISDIR(st.st_mode))
+        throw file_error(dir, 0, 0, "cannot save the model: it is a file, not a folder; choose a folder name");
     if (is_ensemble(dir))
         throw file_error(dir, 0, 0, "holds an ensemble (ensemble.json): saving one model there would leave the "
                                     "ensemble in charge; save it to another folder, or remove this one first");

@@ -76,6 +76,39 @@ TEST(CliImages, AConvnetTrainsSavesEvaluatesAndPredictsFromTheCommandLine) {
     EXPECT_EQ(predict.out.rfind("pred_0,pred_1,pred_2\n", 0), 0u) << predict.out.substr(0, 80);
 }
 
+// An IDX file of u8 values (MNIST's format): magic 00 00 08 NDIMS, big-endian u32 dimensions.
+void write_idx_u8(const std::string& path, const std::vector<uint32_t>& shape, const std::vector<uint8_t>& values) {
+    std::string bytes = {0, 0, 8, static_cast<char>(shape.size())};
+    for (uint32_t d : shape)
+        for (int shift = 24; shift >= 0; shift -= 8) bytes += static_cast<char>((d >> shift) & 0xff);
+    bytes.append(values.begin(), values.end());
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+TEST(CliImages, IdxImagesTrainWithNpyLabelsAndTheReverse) {
+    const int64_t n = 30;
+    std::vector<uint8_t> pixels(static_cast<size_t>(n * 16)), labels(static_cast<size_t>(n));
+    std::vector<int64_t> npy_labels(static_cast<size_t>(n));
+    std::vector<float> npy_pixels(pixels.size());
+    for (int64_t i = 0; i < n; ++i) {
+        labels[i] = static_cast<uint8_t>(i % 2), npy_labels[i] = i % 2;
+        for (int64_t p = 0; p < 16; ++p)
+            pixels[i * 16 + p] = static_cast<uint8_t>((p < 8) == (i % 2 == 0) ? 200 : 10), npy_pixels[i * 16 + p] = pixels[i * 16 + p];
+    }
+    const std::string idx_x = test_files::temp_path("_x-ubyte"), idx_y = test_files::temp_path("_y-ubyte"),
+                      npy_x = test_files::temp_path("_x.npy"), npy_y = test_files::temp_path("_y.npy");
+    write_idx_u8(idx_x, {static_cast<uint32_t>(n), 4, 4}, pixels);
+    write_idx_u8(idx_y, {static_cast<uint32_t>(n)}, labels);
+    write_npy(npy_x, {n, 4, 4}, "<f4", npy_pixels.data(), npy_pixels.size() * sizeof(float));
+    write_npy(npy_y, {n}, "<i8", npy_labels.data(), npy_labels.size() * sizeof(int64_t));
+    for (const auto& [x, y] : {std::pair(idx_x, npy_y), std::pair(npy_x, idx_y)}) {
+        const CliResult fit = run_cli({"fit", "--data", x, "--labels", y, "--layers", "flatten,2:softmax", "--epochs", "2",
+                                       "--verbose", "0"});
+        EXPECT_EQ(fit.exit_code, 0) << x << " with " << y << ": " << fit.err;
+        EXPECT_NE(fit.out.find("30 train"), std::string::npos) << fit.out;
+    }
+}
+
 TEST(CliImages, BadLayerListsExitTwoNamingTheLayer) {
     const Images data = square_images();
     const auto fit = [&](const char* layers) {

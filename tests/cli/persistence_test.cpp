@@ -74,6 +74,30 @@ TEST(CliPersist, SaveIntoAMissingFolderFailsBeforeTraining) {
         << r.err;
 }
 
+TEST(CliPersist, OutputPathsThatCannotBeWrittenFailBeforeTraining) {
+    const std::string file = temp_path("a_file"), folder = temp_path("a_folder");
+    std::ofstream(file) << "mine";
+    fs::create_directories(folder);
+    for (const auto& [flags, message] :
+         std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--save", file}, "it is a file, not a folder"},
+             {{"--csv-log", folder}, "is a folder; give the log's file name"}}) {
+        const CliResult r = run_cli(with(fit_args(2), flags));
+        EXPECT_EQ(r.exit_code, 2) << flags[0];
+        EXPECT_EQ(r.out, "") << "nothing ran: " << r.out;
+        EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(read_file(file), "mine");
+    const CliResult e = run_cli({"explain", "--epochs", "1", "--save", folder + "/m"});
+    EXPECT_EQ(e.exit_code, 2);
+    EXPECT_NE(e.err.find("--save and --resume belong to `onefit fit`"), std::string::npos) << e.err;
+    const CliResult report = run_cli({"explain", "--epochs", "1", "--report", "/nonexistent/r.html"});
+    EXPECT_EQ(report.exit_code, 2);
+    EXPECT_EQ(report.out, "");
+    EXPECT_NE(report.err.find("--report /nonexistent/r.html: the folder /nonexistent does not exist"), std::string::npos)
+        << report.err;
+}
+
 TEST(CliPersist, CheckpointCsvLogAndEarlyStopping) {
     const std::string ckpt = temp_path("ckpt"), csv = temp_path("log.csv");
     fs::remove_all(ckpt);

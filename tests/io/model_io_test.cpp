@@ -256,7 +256,7 @@ TEST(ModelIo, PythonSafetensorsReadsTheWeights) {
         in >> name >> dtype >> shape;
         EXPECT_EQ(dtype, "float32") << name;
         std::string expected_shape;
-        for (int64_t d : w[i].shape()) expected_shape += (expected_shape.empty() ? "" : "x") + std::to_string(d);
+        for (int64_t d : w[i].shape()) expected_shape.append(expected_shape.empty() ? "" : "x").append(std::to_string(d));
         EXPECT_EQ(shape, expected_shape) << name;
         for (int64_t j = 0; j < w[i].size(); ++j) {
             double v = 0;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fit_command.hpp"
+#include "model_commands.hpp"
 
 namespace onefit::cli {
 namespace {
@@ -106,6 +107,9 @@ void print_fit_profile(const FitProfile& profile, const CommandTimes& times, con
 int run_explain(const ExplainFlags& flags) {
     // The fit flags, parsed and checked exactly as `onefit fit` parses them.
     FitConfig config = fit_config_from(flags.rest, "explain");
+    if (!config.save_dir.empty() || !config.resume_dir.empty())
+        throw Error("explain runs the fit to measure it and keeps no model: --save and --resume belong to `onefit fit`");
+    if (!flags.report_path.empty()) check_parent_exists(flags.report_path, "--report");
 
     CommandTimes times;
     auto start = clock_type::now();

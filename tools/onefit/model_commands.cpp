@@ -100,7 +100,7 @@ LabeledData load_labeled_data(const std::string& source, const std::string& labe
                 throw Error(source + ": " + (npy ? ".npy" : "IDX") +
                             " data holds the features only; give the labels with --labels FILE");
             if (!label.empty()) throw Error("--label chooses a CSV column; " + source + " is not CSV (use --labels FILE)");
-            return npy ? read_npy_pair(source, labels_path) : read_idx_pair(source, labels_path);
+            return read_array_pair(source, labels_path);  // (the labels may be the other format)
         }
         case DataFormat::csv:
             break;
@@ -169,6 +169,10 @@ void check_resume_agrees(const FitConfig& config, const Sequential& saved) {
 Persistence::Persistence(const FitConfig& config) : config_(config) {
     if (!config.save_dir.empty()) check_parent_exists(config.save_dir, "--save"), check_model_folder(config.save_dir);
     if (!config.csv_log.empty()) check_parent_exists(config.csv_log, "--csv-log");
+    struct stat st {};
+    if (!config.csv_log.empty() && ::stat(config.csv_log.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw Error("--csv-log " + printable(config.csv_log, 200) + ": is a folder; give the log's file name, e.g. " +
+                    printable(config.csv_log, 200) + "/log.csv");
     if (!config.checkpoint_dir.empty()) {
         checkpoint_ = std::make_unique<ModelCheckpoint>(config.checkpoint_dir, config.monitor, config.checkpoint_best);
         check_parent_exists(checkpoint_->path_for(0), "--checkpoint");
