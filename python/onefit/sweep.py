@@ -9,8 +9,9 @@ def random_points(count, low, high, log=True, first_seed=0, draw_seed=0):
     log-uniformly with `log` (as learning rates are searched), seeds first_seed, first_seed + 1,
     ...; the same draws for the same draw_seed."""
     from onefit import _onefit
+    from onefit.keras.layers import _float32_shortest
 
-    return [{"learning_rate": rate, "seed": seed}
+    return [{"learning_rate": _float32_shortest(rate), "seed": seed}
             for rate, seed in _onefit.random_points(int(count), float(low), float(high), bool(log), int(first_seed),
                                                     int(draw_seed))]
 
@@ -76,6 +77,7 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     pandas DataFrame of the same rows (as scikit-learn's loaders' as_frame)."""
     from onefit import _onefit
     from onefit._arrays import float32
+    from onefit.keras.layers import _float32_shortest
     from onefit.keras.models import _fit_options
 
     if model._compiled is None:
@@ -100,10 +102,12 @@ def sweep(model, x, y, grid=None, kfold=None, batch_size=None, epochs=1, validat
     results = []
     for learning_rate, member_seed, fold, config, history, weights in members:
         history = dict(history)
-        row = {"learning_rate": learning_rate, "seed": member_seed}
+        # float32 values by their shortest decimals: 0.01 as given, not 0.009999999776482582
+        row = {"learning_rate": _float32_shortest(learning_rate), "seed": member_seed}
         if resampled:
             row["fold"] = fold
-        row.update({axis: value for axis, value in dict(config).items() if others.get(_SWEPT_BY[axis])})
+        row.update({axis: _float32_shortest(value) if isinstance(value, float) else value
+                    for axis, value in dict(config).items() if others.get(_SWEPT_BY[axis])})
         row.update({k: v[-1] for k, v in history.items() if v})
         results.append({**row, "history": history, "weights": list(weights)})
     if as_frame:

@@ -260,3 +260,20 @@ def test_output_shape_is_the_last_layers():
     assert keras.Sequential([keras.Input((6, 6, 1)), layers.Conv2D(2, 3)]).output_shape == (None, 4, 4, 2)
     assert keras.Sequential([keras.Input((6,)), Dense(10), layers.Reshape((2, 5))]).output_shape == (None, 2, 5)
     assert keras.Sequential([keras.Input((6,)), Dense(3)]).output_shape == (None, 3)
+
+
+def test_fit_arguments_are_checked_as_keras_users_pass_them():
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(16, 4)).astype("float32"), rng.normal(size=(16, 2)).astype("float32")
+    model = keras.Sequential([keras.Input((4,)), Dense(np.int64(3)), Dense(np.int32(2))], seed=0)  # NumPy integers
+    assert model.output_shape == (None, 2)
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="batch_size must be in"):
+        model.fit(x, y, batch_size=0, verbose=0)
+    with pytest.raises(TypeError, match="epochs must be an integer, got 2.5"):
+        model.fit(x, y, epochs=2.5, verbose=0)
+    with pytest.raises(ValueError, match="seed must be in"):
+        model.fit(x, y, seed=-1, verbose=0)
+    with pytest.raises(ValueError, match="validation_data has no rows"):
+        model.fit(x, y, validation_data=(x[:0], y[:0]), verbose=0)
+    assert len(model.fit(x, y, epochs=np.int64(2), batch_size=np.int64(8), verbose=0).history["loss"]) == 2

@@ -119,3 +119,16 @@ def test_a_loss_axis_compiles_each_member_with_its_loss(iris_like):
     alone = base(2)
     alone.compile(optimizer=keras.optimizers.RMSprop(0.01), loss="mse", metrics=["accuracy"])
     assert members[1]["history"] == alone.fit(x, y, epochs=1, verbose=0).history
+
+
+def test_rows_give_float32_values_as_they_were_asked_for():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(32, 4)).astype("float32")
+    model = keras.Sequential([keras.Input((4,)), Dense(8), Dropout(0.1), Dense(2)], seed=0)
+    model.compile("sgd", "mse")
+    rows = onefit.sweep(model, x, x[:, :2].copy(), grid={"learning_rate": [0.01, 0.1], "dropout": [0.1, 0.3]}, epochs=1)
+    assert [(r["learning_rate"], r["dropout"]) for r in rows] == [(0.01, 0.1), (0.1, 0.1), (0.01, 0.3), (0.1, 0.3)]
+    with pytest.raises(ValueError, match="the dropout axis sets the rate of every Dropout layer, and the model has none"):
+        bare = keras.Sequential([keras.Input((4,)), Dense(2)], seed=0)
+        bare.compile("sgd", "mse")
+        onefit.sweep(bare, x, x[:, :2].copy(), grid={"dropout": [0.1, 0.5]}, epochs=1)

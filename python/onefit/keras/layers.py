@@ -49,9 +49,9 @@ class Dense(Layer):
                  bias_initializer="zeros", name=None, input_shape=None, input_dim=None, **kwargs):
         _no_unsupported(kwargs, "Dense")
         super().__init__(name, input_shape, input_dim)
-        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
+        if isinstance(units, bool) or not isinstance(units, numbers.Integral) or units <= 0:
             raise ValueError(f"Dense units must be a positive integer, not {units!r}")
-        self.units = units
+        self.units = int(units)  # (NumPy's integers too, as Keras)
         self.activation = activation_name(activation)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = _initializer_name(kernel_initializer)
@@ -112,9 +112,9 @@ class Conv2D(Layer):
         _no_unsupported(kwargs, "Conv2D")
         super().__init__(name, input_shape)
         _channels_last(data_format, "Conv2D")
-        if isinstance(filters, bool) or not isinstance(filters, int) or filters <= 0:
+        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
             raise ValueError(f"Conv2D filters must be a positive integer, not {filters!r}")
-        self.filters = filters
+        self.filters = int(filters)
         self.kernel_size = _pair(kernel_size, "Conv2D", "kernel_size")
         self.strides = _pair(strides, "Conv2D", "strides")
         self.padding = _padding(padding, "Conv2D")

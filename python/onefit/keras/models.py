@@ -1,5 +1,6 @@
 """keras.Sequential and keras.models.load_model over onefit's compiled training programs."""
 import math
+import numbers
 import os
 import sys
 import warnings
@@ -292,8 +293,9 @@ def _fit_options(batch_size, epochs, initial_epoch=0, verbose=0, validation_data
     """fit's arguments as the C++ fit's options (also what onefit.explain runs)."""
     o = _onefit.FitOptions()
     if batch_size is not None:
-        o.batch_size = int(batch_size)
-    o.epochs, o.initial_epoch, o.verbose, o.shuffle = int(epochs), int(initial_epoch), int(verbose), bool(shuffle)
+        o.batch_size = _whole(batch_size, "batch_size", 1)
+    o.epochs, o.initial_epoch = _whole(epochs, "epochs", 0), _whole(initial_epoch, "initial_epoch", 0)
+    o.verbose, o.shuffle = int(verbose), bool(shuffle)
     if isinstance(validation_data, _data.Dataset):
         o.validation_dataset = validation_data._native
     elif validation_data is not None:
@@ -301,18 +303,29 @@ def _fit_options(batch_size, epochs, initial_epoch=0, verbose=0, validation_data
             raise ValueError("validation_data must be (x_val, y_val), [x_val, y_val] or a Dataset")
         if len(validation_data) == 3 and validation_data[2] is not None:
             raise ValueError("validation_data: sample weights are not supported by onefit")
+        if len(validation_data[0]) == 0:
+            raise ValueError("validation_data has no rows; give some, or leave validation_data out")
         o.set_validation_data(_float32(validation_data[0], "validation x"),
                               _float32(validation_data[1], "validation y"))
     elif validation_split:
         o.validation_split = float(validation_split)  # as Keras, validation_data overrides it
     if validation_batch_size is not None:
-        o.validation_batch_size = int(validation_batch_size)
+        o.validation_batch_size = _whole(validation_batch_size, "validation_batch_size", 1)
     if steps_per_epoch is not None:
-        o.steps_per_epoch = int(steps_per_epoch)
+        o.steps_per_epoch = _whole(steps_per_epoch, "steps_per_epoch", 1)
     if seed is not None:
-        o.seed = int(seed)
+        o.seed = _whole(seed, "seed", 0, 2**64 - 1)
     o.device = ("cuda" if _onefit.cuda_available() else "cpu") if device == "auto" else device
     return o
+
+
+def _whole(value, what, least, most=2**63 - 1):
+    """An integer argument (Python's or NumPy's) in [least, most]; TypeError or ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    if not least <= value <= most:
+        raise ValueError(f"{what} must be in [{least}, {most}], got {value}")
+    return int(value)
 
 
 def _steps_per_epoch(x, options):
