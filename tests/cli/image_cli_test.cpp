@@ -121,6 +121,8 @@ TEST(CliImages, BadLayerListsExitTwoNamingTheLayer) {
     const CliResult malformed = fit("conv:4,flatten,3:softmax");
     EXPECT_EQ(malformed.exit_code, 2);
     EXPECT_NE(malformed.err.find("--layers 'conv:4': a layer is"), std::string::npos) << malformed.err;
+    EXPECT_EQ(fit("conv:0:3:relu,flatten,3:softmax").err,
+              "onefit: error: --layers 'conv:0:3:relu': filters must be at least 1, got 0\n");  // named once
     const CliResult dense_on_images = fit("maxpool:2,16:relu,3:softmax");
     EXPECT_EQ(dense_on_images.exit_code, 2);
     EXPECT_NE(dense_on_images.err.find("add Flatten() before it"), std::string::npos) << dense_on_images.err;

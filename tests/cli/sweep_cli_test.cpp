@@ -319,6 +319,10 @@ TEST(CliSweep, ABadGridIsOneLineAndExitCodeTwo) {
         EXPECT_EQ(r.exit_code, 2) << args[2];
         EXPECT_NE(r.err.find("onefit: error: --grid"), std::string::npos) << r.err;
     }
+    const CliResult range = run_cli({"sweep", "--random", "3", "--range", "learning_rate=0.001:0.1:lin"});
+    EXPECT_EQ(range.err, "onefit: error: --range learning_rate=0.001:0.1:lin: '0.1:lin' is not a number\n");
+    const CliResult top = run_cli({"sweep", "--top", "0"});
+    EXPECT_EQ(top.err, "onefit: error: --top: Value 0 not in range 1 to 1000000000 (see onefit --help)\n");
 }
 
 }  // namespace

@@ -357,7 +357,7 @@ void check_device(const std::string& name, const std::string& where) {
     try {
         device_from_name(name);
     } catch (const Error& e) {
-        throw Error(where + ": " + e.what());
+        throw Error(where + ": " + e.what() + "; or auto, the device projected to finish first");
     }
 }
 

@@ -73,7 +73,8 @@ Layer parse_image_layer(const std::vector<std::string>& fields, const std::strin
             return head == "maxpool" ? MaxPooling2D(size, stride, padding) : AveragePooling2D(size, stride, padding);
         }
     } catch (const Error& e) {
-        throw Error(where + ": " + printable(e.what(), 300));
+        const std::string what = e.what();  // (check_int's already names the item)
+        throw Error(what.rfind(where, 0) == 0 ? what : where + ": " + printable(what, 300));
     }
     throw Error(where + ": a layer is " + kLayerForms);
 }

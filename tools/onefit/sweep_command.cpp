@@ -27,7 +27,7 @@ T parse_number(const std::string& text, const std::string& flag) {
     T value{};
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-    if (ec != std::errc() || ptr != end) throw Error("--grid " + flag + ": '" + text + "' is not a number");
+    if (ec != std::errc() || ptr != end) throw Error(flag + ": '" + text + "' is not a number");
     return value;
 }
 
@@ -36,7 +36,8 @@ template <class T>
 std::vector<T> parse_values(const std::string& list, const std::string& axis) {
     std::vector<T> values;
     if (const size_t dots = list.find(".."); std::is_integral_v<T> && dots != std::string::npos) {
-        const T first = parse_number<T>(list.substr(0, dots), axis), last = parse_number<T>(list.substr(dots + 2), axis);
+        const T first = parse_number<T>(list.substr(0, dots), "--grid " + axis),
+                last = parse_number<T>(list.substr(dots + 2), "--grid " + axis);
         if (last < first) throw Error("--grid " + axis + "=" + list + ": the range is empty");
         if (static_cast<uint64_t>(last) - static_cast<uint64_t>(first) >= static_cast<uint64_t>(kMaxSweepMembers))
             throw Error("--grid " + axis + "=" + list + ": more than the " + std::to_string(kMaxSweepMembers) +
@@ -47,7 +48,7 @@ std::vector<T> parse_values(const std::string& list, const std::string& axis) {
     size_t start = 0;
     for (;;) {
         const size_t comma = list.find(',', start);
-        values.push_back(parse_number<T>(list.substr(start, comma - start), axis));
+        values.push_back(parse_number<T>(list.substr(start, comma - start), "--grid " + axis));
         if (comma == std::string::npos) return values;
         start = comma + 1;
     }
@@ -98,8 +99,8 @@ std::vector<SweepPoint> parse_random(int64_t count, const std::string& range, ui
     if (bounds.size() > 4 && bounds.compare(bounds.size() - 4, 4, ":log") == 0) log_scale = true, bounds.resize(bounds.size() - 4);
     const size_t colon = bounds.find(':');
     if (colon == std::string::npos) throw Error("--range " + range + ": expected LOW:HIGH");
-    const float low = parse_number<float>(bounds.substr(0, colon), "learning_rate");
-    const float high = parse_number<float>(bounds.substr(colon + 1), "learning_rate");
+    const float low = parse_number<float>(bounds.substr(0, colon), "--range " + range);
+    const float high = parse_number<float>(bounds.substr(colon + 1), "--range " + range);
     return random_points(count, low, high, log_scale, seed, seed);
 }
 
@@ -257,7 +258,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
         ->type_name("AXIS=VALUES");
     sweep->add_option("--random", flags.random, "Instead of --grid: N members, learning rates drawn from --range, "
                                                 "seeds from the config's seed up")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(int64_t{1}, kMaxSweepMembers));
     sweep->add_option("--range", flags.range, "For --random: learning_rate=LOW:HIGH, or LOW:HIGH:log for log-uniform draws")
         ->type_name("AXIS=LOW:HIGH[:log]");
     sweep->add_option("--kfold", flags.kfold, "K-fold cross-validation: each configuration trained on K-1 folds and "
@@ -299,7 +300,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags) {
     sweep->add_option("--report", flags.report, "Also write a self-contained HTML page: the best members' curves and "
                                                 "the ranking log against each axis swept")
         ->type_name("FILE.html");
-    sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")->check(CLI::PositiveNumber);
+    sweep->add_option("--top", flags.top, "How many of the best members to print (default 5)")
+        ->check(CLI::Range(1, 1'000'000'000));
     CLI::Option* json =
         sweep->add_flag("--json", flags.json, "Print every member (configuration, final logs, history) as one JSON object");
     sweep->add_flag("--csv", flags.csv, "Print every member as a CSV row, ranked: rank, learning_rate, seed, fold, optimizer, units, dropout, batch_size, epochs run, final logs")
