@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "nn/ops/all_ops.hpp"
 #include "onefit/error.hpp"
@@ -154,6 +155,11 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
                                    const std::vector<std::string>& names) {
     std::vector<LayerSpec> specs;
     Shape shape = input;
+    for (size_t i = 0; i < names.size(); ++i)
+        for (size_t j = 0; j < i; ++j)
+            if (names[i] == names[j])  // (saved weights are found by layer name)
+                throw Error("layer names must be unique, as Keras requires: '" + names[i] + "' names layers " +
+                            std::to_string(j) + " and " + std::to_string(i));
     for (size_t i = 0; i < layers.size(); ++i) {
         try {
             layer_kind(layers[i].kind).check(layers[i]);  // a Layer built by hand, not by its constructor
@@ -169,6 +175,9 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
 
 std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
     std::map<std::string, int> seen;
+    std::set<std::string> given;  // a default name skips the names given to other layers, as Keras's do
+    for (const Layer& layer : layers)
+        if (!layer.name.empty()) given.insert(layer.name);
     std::vector<std::string> names;
     for (const Layer& layer : layers) {
         if (!layer.name.empty()) {
@@ -176,8 +185,12 @@ std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
             continue;
         }
         const std::string base = layer_kind(layer.kind).default_name;
-        const int n = seen[base]++;
-        names.push_back(n == 0 ? base : base + "_" + std::to_string(n));
+        std::string name;
+        do {
+            const int n = seen[base]++;
+            name = n == 0 ? base : base + "_" + std::to_string(n);
+        } while (given.count(name));
+        names.push_back(name);
     }
     return names;
 }

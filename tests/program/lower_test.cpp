@@ -108,6 +108,16 @@ TEST(Lowering, DefaultLayerNamesCountPerKindLikeKeras) {
     EXPECT_EQ(default_layer_names(layers),
               (std::vector<std::string>{"dense", "dropout", "out", "dense_1", "dropout_1"}));
     EXPECT_EQ(lower({Dense(4), Dropout(0.1f), Dense(4, "linear", true, "out")}).ops[2].layer_name, "out");
+    // A default name passes over the names given to other layers; a name given twice is an error.
+    EXPECT_EQ(default_layer_names({Dense(4, "linear", true, "dense_1"), Dense(4), Dense(4)}),
+              (std::vector<std::string>{"dense_1", "dense", "dense_2"}));
+    EXPECT_EQ(error_of([] { lower({Dense(4, "relu", true, "a"), Dense(2, "linear", true, "a")}); }),
+              "layer names must be unique, as Keras requires: 'a' names layers 0 and 1");
+    EXPECT_NE(error_of([] { lower({Dense(2)}, 4, loss_from_name("mse"), SGD(0.01f, 2.0f)); }).find("momentum must be in [0, 1]"),
+              std::string::npos);
+    Loss huber = loss_from_name("huber");
+    huber.delta = -1.0f;
+    EXPECT_NE(error_of([&] { lower({Dense(2)}, 4, huber); }).find("delta must be positive"), std::string::npos);
 }
 
 // Kernel (in, out) with K[k][j] = 100 k + j + 0.5 and bias b[j] = -j - 0.25: every value unique.
