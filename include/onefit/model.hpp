@@ -101,6 +101,8 @@ public:
     int64_t count_params() const;
     // One sample's output shape (the last layer's; the input's for a model without layers).
     Shape output_shape() const;
+    // Each layer's name: the one given, else Keras's default (dense, dense_1, ...; summary()'s).
+    std::vector<std::string> layer_names() const;
 
     // Kernels in Keras's layout (in, out) and biases, layer by layer.
     std::vector<Tensor> get_weights() const;

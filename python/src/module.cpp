@@ -346,6 +346,7 @@ NB_MODULE(_onefit, m) {
         .def_prop_ro("metrics", &onefit::Sequential::metrics)
         .def("summary", &onefit::Sequential::summary)
         .def("output_shape", &onefit::Sequential::output_shape)
+        .def("layer_names", &onefit::Sequential::layer_names)
         .def("count_params", &onefit::Sequential::count_params)
         .def("save", &onefit::Sequential::save, "dir"_a)
         .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })

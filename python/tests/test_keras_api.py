@@ -277,3 +277,14 @@ def test_fit_arguments_are_checked_as_keras_users_pass_them():
     with pytest.raises(ValueError, match="validation_data has no rows"):
         model.fit(x, y, validation_data=(x[:0], y[:0]), verbose=0)
     assert len(model.fit(x, y, epochs=np.int64(2), batch_size=np.int64(8), verbose=0).history["loss"]) == 2
+
+
+def test_layers_have_keras_default_names_and_a_name_given_twice_is_refused():
+    from onefit.keras import layers
+
+    model = keras.Sequential([keras.Input((8, 8, 1)), layers.Conv2D(2, 3), layers.MaxPooling2D(), layers.Flatten(),
+                              Dense(3, name="dense"), Dropout(0.1), Dense(2)])
+    assert [layer.name for layer in model.layers] == ["conv2d", "max_pooling2d", "flatten", "dense", "dropout", "dense_1"]
+    twice = keras.Sequential([Dense(3, name="a", input_shape=(8,)), Dense(2, name="a")])
+    with pytest.raises(ValueError, match="layer names must be unique"):
+        twice.compile("sgd", "mse")

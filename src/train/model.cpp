@@ -95,6 +95,8 @@ int64_t Sequential::count_params() const {
     return n;
 }
 
+std::vector<std::string> Sequential::layer_names() const { return default_layer_names(layers_); }
+
 Shape Sequential::output_shape() const {
     if (layers_.empty()) return input_shape_;
     return nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)).back().output;

@@ -2,6 +2,7 @@
 import math
 import numbers
 import os
+import re
 import sys
 import warnings
 
@@ -62,6 +63,11 @@ class Sequential:
             raise ValueError("layers cannot be added after the model is built (compile or fit built it)")
         if not self.layers and self._input_shape is None and layer.input_shape is not None:
             self._input_shape = layer.input_shape
+        if layer.name is None:  # Keras's default: the class in snake case, numbered within the model
+            base = re.sub("([a-z])([A-Z])", r"\1_\2", re.sub("(.)([A-Z][a-z]+)", r"\1_\2", type(layer).__name__)).lower()
+            taken = {other.name for other in self.layers}
+            layer.name = next(name for name in (f"{base}_{n}" if n else base for n in range(len(taken) + 1))
+                              if name not in taken)
         self.layers.append(layer)
 
     def build(self, input_shape):
@@ -88,6 +94,8 @@ class Sequential:
         native = _onefit.Sequential(list(shape), self._seed)
         for layer in self.layers:
             layer._add_to(native)
+        for layer, name in zip(self.layers, native.layer_names()):
+            layer.name = layer.name or name  # Keras's default names, as summary() shows them
         self._native = native
         self._input_shape = tuple(shape)
         self._compile_native()
