@@ -140,8 +140,9 @@ TEST(ModelIo, SavingIntoAUsersFolderKeepsItsDotfilesSubfoldersAndPermissions) {
         ASSERT_EQ(::stat(dir.c_str(), &st), 0);
         EXPECT_EQ(st.st_mode & 0777, 0700u) << subfolder;
         EXPECT_EQ(load_training_state(dir).epoch, 1);
-        for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))  // nothing moved aside
-            EXPECT_EQ(entry.path().filename().string().find(".saving."), std::string::npos) << entry.path();
+        const std::string aside = "." + fs::path(dir).filename().string() + ".saving.";  // nothing moved aside
+        for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))
+            EXPECT_NE(entry.path().filename().string().rfind(aside, 0), 0u) << entry.path();
     }
 }
 
