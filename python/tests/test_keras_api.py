@@ -288,3 +288,17 @@ def test_layers_have_keras_default_names_and_a_name_given_twice_is_refused():
     twice = keras.Sequential([Dense(3, name="a", input_shape=(8,)), Dense(2, name="a")])
     with pytest.raises(ValueError, match="layer names must be unique"):
         twice.compile("sgd", "mse")
+
+
+def test_logs_a_callback_adds_are_in_the_history_as_in_keras():
+    class LogRate(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            logs["lr"] = 0.5 * epoch
+
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(16, 4)).astype("float32"), rng.normal(size=(16, 2)).astype("float32")
+    model = keras.Sequential([keras.Input((4,)), Dense(2)], seed=0)
+    model.compile("sgd", "mse")
+    history = model.fit(x, y, epochs=3, verbose=0, callbacks=[LogRate()]).history
+    assert history["lr"] == [0.0, 0.5, 1.0]
+    assert len(history["loss"]) == 3

@@ -99,6 +99,7 @@ class _PythonHooks:
     def __init__(self, callbacks, model, params):
         self.callbacks = callbacks
         self.model = model
+        self.added = {}  # logs the callbacks added, per key: History keeps them, as Keras's (called last)
         for c in callbacks:
             c.set_model(model)
             c.set_params(params)
@@ -112,8 +113,12 @@ class _PythonHooks:
             c.on_epoch_begin(epoch, {})
 
     def on_epoch_end(self, epoch, logs):
+        given = set(logs)
         for c in self.callbacks:
             c.on_epoch_end(epoch, logs)
+        for key, value in logs.items():
+            if key not in given:
+                self.added.setdefault(key, []).append(value)
 
     def on_train_end(self, logs):
         for c in self.callbacks:

@@ -190,7 +190,10 @@ class Sequential:
         if self.optimizer.learning_rate != learning_rate:
             warnings.warn("optimizer.learning_rate was changed during fit; onefit applies it from the next fit "
                           "(the compiled fit reads it when it starts)", _warnings.OnefitWarning, stacklevel=2)
-        self.history = _callbacks.History(dict(history), list(epoch), params, self)
+        history = dict(history)
+        for key, values in (hooks.added if hooks else {}).items():
+            history.setdefault(key, values)
+        self.history = _callbacks.History(history, list(epoch), params, self)
         return self.history
 
     def _sync_optimizer(self):
