@@ -5,8 +5,8 @@
 // onefit's side calls the very kernels of the CPU step (cpu_executor.hpp: im2col / col2im split
 // over the thread pool as over_parts splits them, dense_forward / dense_backward with use_blas as
 // lower.cpp sets it, after prepare_gemm_choice; where lowering keeps the product on the small
-// kernels, "onefit_gemm" also times the GEMM path). This file is compiled with -march=native so that
-// those header kernels are the copy the step's dispatch would pick on this CPU.
+// kernels, "onefit_gemm" also times the GEMM path), in the copy the step's own dispatch picks on
+// this CPU (conv_onefit.cpp is compiled per SIMD target).
 // oneDNN's side runs twice: with onefit's layouts (src/dst "nhwc", weights Keras's (kh, kw, in,
 // out) = "hwio"), and with the layouts oneDNN prefers (format_tag::any) plus the reorders onefit
 // would then need, timed apart. Both use a user scratchpad (scratchpad_mode::user): allocated once
@@ -30,8 +30,8 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "machine.hpp"
+#include "conv_onefit.hpp"
 #include "core/thread_pool.hpp"
-#include "runtime/cpu/cpu_executor.hpp"
 #include "runtime/cpu/gemm.hpp"
 
 using namespace onefit;
@@ -81,50 +81,31 @@ struct Side {
     virtual void backward() = 0;
 };
 
-// onefit's Conv2D, as CpuExecutor<float> runs it (forward_op / params_backward_op / over_parts).
+// onefit's Conv2D, as CpuExecutor<float> runs it (conv_onefit.hpp).
 struct Onefit : Side {
     const Data& d;
-    nn::Window2D win;
-    int64_t patch, pixels;
+    conv_bench::OnefitConv conv;
     bool use_blas;
     std::vector<float> cols, dcols;
     // force_gemm: the measured GEMM even where lower.cpp keeps the product on the small kernels.
     Onefit(const Data& data, bool force_gemm) : d(data) {
         const ConvShape& s = d.s;
         name = force_gemm ? "onefit_gemm" : "onefit";
-        win = {s.h, s.w, s.c, s.oh(), s.ow(), s.k, s.k, 1, 1, s.pad, s.pad};
-        patch = s.k * s.k * s.c, pixels = s.oh() * s.ow();
+        const int64_t patch = s.k * s.k * s.c, pixels = s.oh() * s.ow();
         use_blas = force_gemm || patch * s.filters >= 512;  // lower.cpp's kBlasMinWeights
         if (use_blas) cpu::prepare_gemm_choice();
         cols.resize(s.n * pixels * patch), z.resize(s.n * pixels * s.filters);
         dw.resize(patch * s.filters), db.resize(s.filters);
         if (!s.first_layer) dcols.resize(cols.size()), dx.resize(d.x.size());
+        conv.win = {s.h, s.w, s.c, s.oh(), s.ow(), s.k, s.k, 1, 1, s.pad, s.pad};
+        conv.images = s.n, conv.patch = patch, conv.pixels = pixels, conv.filters = s.filters;
+        conv.use_blas = use_blas;
+        conv.x = d.x.data(), conv.kernel = d.wt.data(), conv.bias = d.b.data(), conv.dz = d.dz.data();
+        conv.cols = cols.data(), conv.z = z.data(), conv.dw = dw.data(), conv.db = db.data();
+        conv.dcols = s.first_layer ? nullptr : dcols.data(), conv.dx = s.first_layer ? nullptr : dx.data();
     }
-    template <class F>
-    void over_parts(F&& f) {  // CpuExecutor::over_parts: whole images per task, split when worth it
-        ThreadPool& pool = ThreadPool::instance();
-        const int64_t rows = d.s.n, values = rows * (d.s.h * d.s.w * d.s.c + pixels * d.s.filters);
-        if (pool.num_threads() == 1 || rows < 2 || values < cpu::kSplitMinImageValues) return f(0, rows);
-        const int64_t tasks = std::min<int64_t>(pool.num_threads(), rows), chunk = (rows + tasks - 1) / tasks;
-        pool.parallel_for(tasks, [&](int64_t t) {
-            const int64_t a = t * chunk, e = std::min(rows, a + chunk);
-            if (a < e) f(a, e - a);
-        });
-    }
-    void forward() override {
-        const int64_t image = d.s.h * d.s.w * d.s.c;
-        over_parts([&](int64_t a, int64_t n) { cpu::im2col(cols.data() + a * pixels * patch, d.x.data() + a * image, n, win); });
-        cpu::dense_forward(z.data(), cols.data(), d.wt.data(), d.b.data(), d.s.n * pixels, patch, d.s.filters, false,
-                           use_blas);
-    }
-    void backward() override {
-        const bool dx_wanted = !d.s.first_layer;
-        cpu::dense_backward(dw.data(), db.data(), dx_wanted ? dcols.data() : nullptr, d.dz.data(), cols.data(),
-                            d.wt.data(), d.s.n * pixels, patch, d.s.filters, false, use_blas);
-        if (!dx_wanted) return;
-        const int64_t image = d.s.h * d.s.w * d.s.c;
-        over_parts([&](int64_t a, int64_t n) { cpu::col2im(dx.data() + a * image, dcols.data() + a * pixels * patch, n, win); });
-    }
+    void forward() override { conv_bench::onefit_conv_forward(conv); }
+    void backward() override { conv_bench::onefit_conv_backward(conv); }
 };
 
 using Clock = std::chrono::steady_clock;
@@ -303,7 +284,7 @@ void bench_shape(const ConvShape& s, int rounds, int steps) {
     std::printf("# %s: batch %ld, %ldx%ldx%ld -> %ldx%ldx%ld, %ldx%ld kernel, %s; onefit product: %s (patch %ld x %ld filters)%s\n",
                 s.name, long(s.n), long(s.h), long(s.w), long(s.c), long(s.oh()), long(s.ow()), long(s.filters),
                 long(s.k), long(s.k), s.pad ? "same" : "valid", one.use_blas ? "measured GEMM" : "fused small kernels",
-                long(one.patch), long(s.filters), s.first_layer ? "; first layer: no input gradient" : "");
+                long(one.conv.patch), long(s.filters), s.first_layer ? "; first layer: no input gradient" : "");
     for (size_t i = 1; i < sides.size(); ++i)
         if (sides[i]->onednn && static_cast<OneDnn&>(*sides[i]).threads == 1) std::printf("# %s layouts oneDNN chose: %s\n", sides[i]->name.c_str(), static_cast<OneDnn&>(*sides[i]).layouts.c_str());
     // Same work: every side once on the same data, against onefit's results.

@@ -2,6 +2,15 @@
 // layout lower.cpp picks, median ns per call: the measurement behind kBlasMinMacs, the size
 // from which a layer leaves our register kernels for LIBXSMM.
 // Each call is followed by a compiler barrier so no work is hoisted out of the timing loop.
+// Compiled once per SIMD target, as cpu_targets.cpp compiles the step loop: the kernels timed
+// are the copy the step loop runs on this CPU (runtime/cpu/simd_copies.hpp).
+#define ONEFIT_SIMD_PER_TARGET
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "small_kernels.cpp"
+#include <hwy/foreach_target.h>  // must come before highway.h
+
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -9,9 +18,9 @@
 
 #include "runtime/cpu/dense_kernels.hpp"
 
-using namespace onefit;
-
-namespace {
+HWY_BEFORE_NAMESPACE();
+namespace small_bench::HWY_NAMESPACE {
+namespace cpu = onefit::HWY_NAMESPACE::cpu;
 
 inline void barrier(const void* p) { asm volatile("" : : "r"(p) : "memory"); }
 
@@ -56,11 +65,24 @@ void bench_layer(const char* path, const char* name, int64_t rows, int64_t in, i
     std::printf("%s_%s_step: %.1f ns\n", path, name, fwd + all);
 }
 
-}  // namespace
+}  // namespace small_bench::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include "runtime/cpu/simd_copies.hpp"
+
+namespace small_bench {
+using BenchLayer = void (*)(const char*, const char*, int64_t, int64_t, int64_t, bool);
+}  // namespace small_bench
 
 int main() {
-    std::printf("# onefit small kernels vs its LIBXSMM path (bias included; dw includes db; step = fwd + dw + dx),"
-                " layout chosen as in lower.cpp; median of 21 rounds\n");
+    const small_bench::BenchLayer bench_layer = [] {
+        using namespace small_bench;
+        return onefit::cpu::copy_for_step_target<BenchLayer>(ONEFIT_SIMD_COPIES(bench_layer));
+    }();
+    std::printf("# onefit small kernels (%s copy) vs its LIBXSMM path (bias included; dw includes db; step = fwd + dw"
+                " + dx), layout chosen as in lower.cpp; median of 21 rounds\n",
+                onefit::cpu::simd_target().c_str());
     struct Shape {
         const char* name;
         int64_t rows, in, out;
@@ -72,3 +94,4 @@ int main() {
         bench_layer("xsmm", s.name, s.rows, s.in, s.out, true);
     }
 }
+#endif  // HWY_ONCE
