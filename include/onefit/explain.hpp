@@ -247,7 +247,8 @@ struct ExplainReport {
 // calibrates the CPU (cached; ~2 s the first time on a machine) and explains it: phases, work,
 // projections on every device, the device that would finish first and why, and lints. x_val and
 // y_val, when given, are the validation data (options.validation_split must be 0). `times`
-// carries what the caller measured before the fit; `run` describes what ran, one line.
+// carries what the caller measured before the fit; `run` describes what ran, one line. The model
+// is left as it was: its parameters, optimizer state and step count are put back after the fit.
 ExplainReport explain_fit(Sequential& model, const Tensor& x_train, const Tensor& y_train, const Tensor* x_val,
                           const Tensor* y_val, FitOptions options, CommandTimes times = {}, std::string run = "",
                           bool recalibrate = false);

@@ -302,3 +302,71 @@ def test_logs_a_callback_adds_are_in_the_history_as_in_keras():
     history = model.fit(x, y, epochs=3, verbose=0, callbacks=[LogRate()]).history
     assert history["lr"] == [0.0, 0.5, 1.0]
     assert len(history["loss"]) == 3
+
+
+def test_a_layer_frozen_after_construction_is_refused_not_trained(iris_like):
+    """Keras users freeze a layer with layer.trainable = False; onefit cannot freeze yet, so compile
+    and fit say so, naming the layer, instead of training it."""
+    x, y, _ = iris_like
+    model = small_model()
+    model.fit(x, y, epochs=1, verbose=0)
+    before = model.get_weights()
+    model.layers[0].trainable = False
+    with pytest.raises(ValueError, match="'dense' has trainable=False"):
+        model.fit(x, y, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="'dense' has trainable=False"):
+        model.compile(optimizer="adam", loss="categorical_crossentropy")
+    for a, b in zip(before, model.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    model.layers[0].trainable = True
+    model.fit(x, y, epochs=1, verbose=0)
+
+
+@pytest.mark.parametrize("hook", ["on_train_batch_begin", "on_train_batch_end", "on_batch_end", "on_test_begin"])
+def test_a_callback_with_a_batch_level_hook_is_refused_naming_it(iris_like, hook):
+    x, y, _ = iris_like
+    called = []
+    Hooked = type("Hooked", (keras.callbacks.Callback,), {hook: lambda self, *a, **k: called.append(hook)})
+    with pytest.raises(ValueError, match=f"Hooked defines {hook}, which onefit never calls"):
+        small_model().fit(x, y, epochs=1, verbose=0, callbacks=[Hooked()])
+    with pytest.raises(ValueError, match="callbacks are not supported"):
+        small_model().evaluate(x, y, callbacks=[keras.callbacks.Callback()])
+    with pytest.raises(ValueError, match="callbacks are not supported"):
+        small_model().predict(x, callbacks=[keras.callbacks.Callback()])
+    # The epoch-level hooks of the same base still run.
+    seen = []
+
+    class EpochOnly(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            seen.append(epoch)
+
+    small_model().fit(x, y, epochs=2, verbose=0, callbacks=[EpochOnly()])
+    assert seen == [0, 1] and not called
+
+
+def test_explain_leaves_a_fitted_model_as_it_was(iris_like):
+    x, y, _ = iris_like
+    explained, untouched = small_model(), small_model()
+    for m in (explained, untouched):
+        m.fit(x, y, epochs=2, batch_size=16, shuffle=False, verbose=0)
+    before = explained.get_weights()
+    onefit.explain(explained, x, y, batch_size=16, epochs=2)
+    for a, b in zip(before, explained.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    # The optimizer's state and step count too: both train on alike.
+    for m in (explained, untouched):
+        m.fit(x, y, epochs=1, batch_size=16, shuffle=False, verbose=0)
+    for a, b in zip(explained.get_weights(), untouched.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["m.keras", "m.h5", "M.HDF5"])
+def test_keras_file_names_are_refused_with_the_way_to_get_one(iris_like, tmp_path, name):
+    model = small_model()
+    model.fit(iris_like[0], iris_like[1], epochs=1, verbose=0)
+    with pytest.raises(ValueError, match=r"to_keras\(\)\.save"):
+        model.save(tmp_path / name)
+    assert not (tmp_path / name).exists()
+    (tmp_path / name).write_bytes(b"PK\x03\x04 a Keras 3 zip")
+    with pytest.raises(ValueError, match="from_keras"):
+        keras.models.load_model(tmp_path / name)

@@ -77,7 +77,7 @@ def test_save_load_keeps_the_moving_statistics(tmp_path):
     x, y = data((5,), 12, 6)
     _, m = twins(features_net, (5,))
     m.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
-    path = str(tmp_path / "bn.keras")
+    path = str(tmp_path / "bn_model")
     m.save(path)
     loaded = keras.load_model(path)
     for a, b in zip(m.get_weights(), loaded.get_weights()):

@@ -93,3 +93,11 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
             keras.from_keras(k)
     with pytest.raises(TypeError, match="onefit.keras.Sequential|Keras Sequential"):
         keras.from_keras(object())
+
+
+def test_from_keras_of_a_functional_model_names_the_real_limit():
+    inputs = real_keras.Input((4,))
+    outputs = real_keras.layers.Dense(3, name="out")(real_keras.layers.Dense(8, name="hidden")(inputs))
+    functional = real_keras.Model(inputs, outputs, name="graph")
+    with pytest.raises(TypeError, match="'graph' is a Keras Functional model; onefit builds Sequential models only"):
+        keras.from_keras(functional)

@@ -1,6 +1,8 @@
 """Keras semantics beyond a plain fit: what fit, evaluate, predict, load_model, set_weights and
 set_random_seed do with the arguments and states Keras users rely on, each checked against
 what Keras 3 does (its documented behaviour, restated in each test)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -64,16 +66,31 @@ def test_an_optimizer_assigned_after_compile_trains_the_next_fit(iris_like):
     assert assigned._native.optimizer.name == "sgd"
 
 
-def test_a_learning_rate_changed_inside_fit_warns_that_it_applies_from_the_next_fit(iris_like):
+def test_a_learning_rate_set_by_a_callback_applies_from_the_next_epoch(iris_like):
+    """Keras: a rate a callback sets on model.optimizer is the one the next epoch trains with
+    (LearningRateScheduler's idiom). Two epochs with the rate changed after the first equal one
+    epoch, then the rate changed, then one more (shuffle=False: the same batches)."""
     x, y, _ = iris_like
-    m = model()
 
     class Schedule(keras.callbacks.Callback):
         def on_epoch_end(self, epoch, logs=None):
             self.model.optimizer.learning_rate = 0.0001
+            logs["lr"] = self.model.optimizer.learning_rate
 
-    with pytest.warns(onefit.warnings.OnefitWarning, match="next fit"):
-        m.fit(x, y, epochs=2, verbose=0, callbacks=[Schedule()])
+    scheduled = model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", onefit.warnings.OnefitWarning)  # applied, so nothing to warn of
+        history = scheduled.fit(x, y, epochs=2, shuffle=False, verbose=0, callbacks=[Schedule()])
+    by_hand = model()
+    by_hand.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    by_hand.optimizer.learning_rate = 0.0001
+    by_hand.fit(x, y, epochs=1, shuffle=False, verbose=0)
+    unchanged = model()
+    unchanged.fit(x, y, epochs=2, shuffle=False, verbose=0)
+    for a, b in zip(scheduled.get_weights(), by_hand.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert any((a != b).any() for a, b in zip(scheduled.get_weights(), unchanged.get_weights()))
+    assert history.history["lr"] == [0.0001, 0.0001]
 
 
 def test_validation_data_overrides_validation_split(iris_like):

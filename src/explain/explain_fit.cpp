@@ -6,8 +6,40 @@
 
 #include "onefit/error.hpp"
 #include "onefit/explain.hpp"
+#include "program/training_program.hpp"
 
 namespace onefit {
+
+namespace {
+
+// The model's training position (parameters, moving statistics, optimizer slots and step count,
+// stop_training), put back when the explained fit ends, however it ends: explaining a fitted model
+// must not train it further.
+class KeepTrainingPosition {
+public:
+    explicit KeepTrainingPosition(Sequential& model)
+        : model_(model), program_(model.program_state()), params_(program_.params), state_(program_.state),
+          slots_(program_.optimizer_slots), step_(program_.optimizer_step), stop_training_(model.stop_training) {}
+    ~KeepTrainingPosition() {
+        program_.params = std::move(params_);
+        program_.state = std::move(state_);
+        program_.optimizer_slots = std::move(slots_);
+        program_.optimizer_step = step_;
+        ++program_.weights_version;  // as set_weights: whatever read the weights reads them again
+        model_.stop_training = stop_training_;
+    }
+    KeepTrainingPosition(const KeepTrainingPosition&) = delete;
+    KeepTrainingPosition& operator=(const KeepTrainingPosition&) = delete;
+
+private:
+    Sequential& model_;
+    TrainingProgram& program_;
+    std::vector<float> params_, state_, slots_;
+    int64_t step_;
+    bool stop_training_;
+};
+
+}  // namespace
 
 const DeviceProfile& profile_for(Device device, const std::vector<DeviceProfile>& profiles) {
     for (const DeviceProfile& p : profiles)
@@ -39,9 +71,13 @@ ExplainReport explain_fit(Sequential& model, const Tensor& x_train, const Tensor
     options.out = &fit_output;
     options.print_warnings = false;  // they become lints
     const bool looks_each_epoch = options.verbose != 0 || !options.callbacks.empty();
-    const auto start = std::chrono::steady_clock::now();
-    const History history = model.fit(x_train, y_train, options);
-    times.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    History history;
+    {
+        const KeepTrainingPosition keep(model);
+        const auto start = std::chrono::steady_clock::now();
+        history = model.fit(x_train, y_train, options);
+        times.fit_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
 
     // Calibrated after the fit, so the fit explained is the cold one a user runs.
     const DeviceProfile cpu = cpu_profile(recalibrate);

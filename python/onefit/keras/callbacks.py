@@ -6,8 +6,9 @@ from onefit import _onefit
 class Callback:
     """Subclass and override on_train_begin / on_epoch_begin / on_epoch_end / on_train_end.
     self.model is the model being fitted; set self.model.stop_training = True to stop after
-    this epoch. (onefit calls callbacks at epoch boundaries only: a per-batch hook would stop the
-    compiled program at every step.)"""
+    this epoch, or self.model.optimizer.learning_rate to train on at another rate from the next
+    step. (onefit calls callbacks at epoch boundaries only: a per-batch hook would stop the
+    compiled program at every step, so fit refuses a callback that defines one.)"""
 
     def __init__(self):
         self.model = None
@@ -30,6 +31,28 @@ class Callback:
 
     def on_train_end(self, logs=None):
         pass
+
+
+# Keras's hooks that onefit's fit never calls: it runs each epoch's batches and its validation pass
+# as one compiled program, and calls Python only between epochs.
+_UNCALLED_HOOKS = ("on_train_batch_begin", "on_train_batch_end", "on_batch_begin", "on_batch_end",
+                   "on_test_begin", "on_test_end", "on_test_batch_begin", "on_test_batch_end")
+
+
+def refuse_uncalled_hooks(callbacks):
+    """A callback that defines a hook fit would not call is refused, naming the hook, rather than
+    left uncalled without a word. Hooks defined by onefit's or Keras's own base classes (no-ops)
+    do not count."""
+    for c in callbacks:
+        for cls in type(c).__mro__:
+            if cls in (Callback, object) or cls.__module__.split(".")[0] == "keras":
+                continue
+            hook = next((h for h in _UNCALLED_HOOKS if h in vars(cls)), None)
+            if hook:
+                raise ValueError(f"fit: callback {type(c).__name__} defines {hook}, which onefit never calls: it runs "
+                                 "each epoch as one compiled program and calls callbacks between epochs only "
+                                 "(on_train_begin, on_epoch_begin, on_epoch_end, on_train_end); do the work in "
+                                 "on_epoch_end")
 
 
 class _Native(Callback):
@@ -111,11 +134,13 @@ class _PythonHooks:
     def on_epoch_begin(self, epoch):
         for c in self.callbacks:
             c.on_epoch_begin(epoch, {})
+        self.model._apply_learning_rate_now()
 
     def on_epoch_end(self, epoch, logs):
         given = set(logs)
         for c in self.callbacks:
             c.on_epoch_end(epoch, logs)
+        self.model._apply_learning_rate_now()
         for key, value in logs.items():
             if key not in given:
                 self.added.setdefault(key, []).append(value)

@@ -21,6 +21,10 @@ def from_keras(keras_model):
     loss and metrics when it is compiled."""
     if not hasattr(keras_model, "layers") or not hasattr(keras_model, "get_weights"):
         raise TypeError(f"from_keras takes a Keras Sequential model, not {type(keras_model).__name__}")
+    if type(keras_model).__name__ != "Sequential":
+        raise TypeError(f"from_keras: {keras_model.name!r} is a Keras {type(keras_model).__name__} model; onefit "
+                        "builds Sequential models only (a chain of layers), not the Functional API's graphs or "
+                        "subclassed models")
     try:
         input_shape = tuple(keras_model.input_shape)
     except (AttributeError, ValueError) as e:

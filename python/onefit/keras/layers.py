@@ -32,7 +32,11 @@ def _shape_tuple(shape, what):
 
 
 class Layer:
-    """What every layer has: a name (Keras's default when None) and an optional input shape."""
+    """What every layer has: a name (Keras's default when None) and an optional input shape.
+    `trainable` is Keras's attribute; onefit trains every layer, so compile and fit refuse a model
+    with a layer set to trainable = False rather than train it."""
+
+    trainable = True
 
     def __init__(self, name=None, input_shape=None, input_dim=None):
         self.name = name

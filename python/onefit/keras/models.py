@@ -18,6 +18,10 @@ from onefit.keras import losses as _losses
 from onefit.keras import optimizers as _optimizers
 
 
+# Keras's own file formats (Keras 3's zip, and the legacy HDF5 ones).
+_KERAS_FILE_SUFFIXES = (".keras", ".h5", ".hdf5")
+
+
 def _metric_names(metrics):
     names = []
     for m in metrics or []:
@@ -120,6 +124,7 @@ class Sequential:
             raise TypeError(f"compile: onefit does not support {', '.join(sorted(unsupported))}")
         if loss is None:
             raise ValueError("compile needs a loss, e.g. loss='mse'")
+        self._refuse_frozen_layers("compile")
         # As Keras: a compile that fails leaves the model as it was.
         previous = (self.optimizer, self.loss, self._compiled, self._native)
         optimizer = _optimizers.get(optimizer)
@@ -133,6 +138,15 @@ class Sequential:
         except BaseException:
             self.optimizer, self.loss, self._compiled, self._native = previous
             raise
+
+    def _refuse_frozen_layers(self, what):
+        """A layer set to trainable = False (Keras's freezing, for fine-tuning) would still train in
+        onefit's program: refused, naming the layer, rather than trained silently."""
+        for layer in self.layers:
+            if layer.trainable is not True:
+                raise ValueError(f"{what}: layer {layer.name!r} has trainable=False, but onefit trains every layer "
+                                 "(it cannot freeze layers yet); set it back to True, or fine-tune the model in Keras "
+                                 "(model.to_keras())")
 
     def _compile_native(self):
         if self._native is not None and self._compiled is not None:
@@ -148,6 +162,7 @@ class Sequential:
             device="cpu", seed=None):
         if self._compiled is None:
             raise RuntimeError("you must compile the model before training it: model.compile(optimizer, loss)")
+        self._refuse_frozen_layers("fit")
         for arg, value in (("class_weight", class_weight), ("sample_weight", sample_weight),
                            ("validation_steps", validation_steps)):
             if value is not None:
@@ -178,18 +193,21 @@ class Sequential:
         callbacks = list(callbacks or [])
         native = [c._native for c in callbacks if isinstance(c, _callbacks._Native)]
         python = [c for c in callbacks if not isinstance(c, _callbacks._Native)]
+        _callbacks.refuse_uncalled_hooks(python)
         hooks = _callbacks._PythonHooks(python, self, params)
         if not python and _short_fit(x, options, self._native):
             hooks = None  # one program call for the whole fit; see _short_fit
-        learning_rate = self._sync_optimizer()
+        self._sync_optimizer()
+        self._live_learning_rate = options.device == "cpu"
         if dataset:
             history, epoch = self._native.fit_dataset(x._native, options, native, hooks, _python_stdout())
         else:
             history, epoch = self._native.fit(x, y, options, native, hooks, _python_stdout())
         _warnings.emit(self._native.warnings(), stacklevel=3)
-        if self.optimizer.learning_rate != learning_rate:
-            warnings.warn("optimizer.learning_rate was changed during fit; onefit applies it from the next fit "
-                          "(the compiled fit reads it when it starts)", _warnings.OnefitWarning, stacklevel=2)
+        if self.optimizer.learning_rate != self._compiled_learning_rate:
+            warnings.warn("optimizer.learning_rate was changed during a CUDA fit; onefit applies it from the next "
+                          "fit (the CUDA fit reads it when it starts; the CPU fit applies it from its next step)",
+                          _warnings.OnefitWarning, stacklevel=2)
         history = dict(history)
         for key, values in (hooks.added if hooks else {}).items():
             history.setdefault(key, values)
@@ -210,6 +228,17 @@ class Sequential:
             self._compiled_learning_rate = learning_rate
         return learning_rate
 
+    def _apply_learning_rate_now(self):
+        """Called after each epoch's callbacks: a learning rate they set on model.optimizer reaches
+        the running CPU fit from its next step, as in Keras (the CPU step reads the compiled
+        optimizer's rate at every step; the CUDA fit copies it when it starts)."""
+        if not getattr(self, "_live_learning_rate", False) or self.optimizer is not self._compiled[0]:
+            return
+        learning_rate = self.optimizer.learning_rate
+        if learning_rate != self._compiled_learning_rate:
+            self._native.set_learning_rate(float(learning_rate))
+            self._compiled_learning_rate = learning_rate
+
     @property
     def stop_training(self):
         return self._native.stop_training if self._native is not None else False
@@ -224,6 +253,8 @@ class Sequential:
             raise RuntimeError("you must compile the model before evaluating it")
         if sample_weight is not None:
             raise ValueError("evaluate: sample_weight is not supported by onefit")
+        if callbacks:
+            raise ValueError("evaluate: callbacks are not supported by onefit (it evaluates in one call)")
         if isinstance(x, _data.Dataset):
             if y is not None or batch_size is not None:
                 raise ValueError("evaluate: y and batch_size must not be given with a Dataset (it yields batches)")
@@ -238,6 +269,8 @@ class Sequential:
         return logs["loss"] if len(names) == 1 else [logs[k] for k in names]
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        if callbacks:
+            raise ValueError("predict: callbacks are not supported by onefit (it predicts in one call)")
         if isinstance(x, _data.Dataset):
             if batch_size is not None:
                 raise ValueError("predict: batch_size must not be given with a Dataset (it yields batches)")
@@ -268,6 +301,9 @@ class Sequential:
         """Saves a folder (weights as safetensors, the config and optimizer state) that
         onefit.keras.models.load_model and the onefit CLI read."""
         path = os.fspath(filepath)
+        if path.lower().endswith(_KERAS_FILE_SUFFIXES):
+            raise ValueError(f"save: {path!r} names a Keras file; onefit saves a folder in its own format (give a "
+                             "name without .keras/.h5), and model.to_keras().save(...) writes the Keras file")
         if not overwrite and os.path.exists(path):
             raise FileExistsError(f"{path} exists and overwrite=False")
         self._require_built("save").save(path)
@@ -405,7 +441,11 @@ def _isatty(stream):
 
 def load_model(filepath, compile=True):
     """A model that Sequential.save (or `onefit fit --save`) wrote, with its optimizer state."""
-    native = _onefit.load_model(os.fspath(filepath))
+    path = os.fspath(filepath)
+    if path.lower().endswith(_KERAS_FILE_SUFFIXES) and not os.path.isdir(path):
+        raise ValueError(f"load_model: {path!r} is a Keras file, which onefit does not read; load it with Keras "
+                         "(keras.models.load_model) and convert it with onefit.keras.from_keras(model)")
+    native = _onefit.load_model(path)
     model = Sequential(seed=native.seed)
     for info in native.layers:
         if info["kind"] not in _layers.LAYERS:
