@@ -196,6 +196,7 @@ struct LintInput {
     LossKind loss = LossKind::mean_squared_error;
     int64_t batch_size = 0, train_rows = 0, steps_per_epoch = -1;
     double step_compute_seconds = 0, step_overhead_seconds = 0;  // on the device that ran
+    bool command_line = false;  // fixes as the CLI's flags, else as fit's and compile's arguments
 };
 std::vector<Lint> lint_fit(const LintInput& input);
 
@@ -220,6 +221,10 @@ struct CommandTimes {
     double device_start_seconds = 0;  // e.g. creating the CUDA context before fit
     double fit_seconds = 0;           // the wall time of model.fit
     double load_bytes = 0;            // the size of the files read (0: built-in data)
+    // Who explains: the onefit command line (which read the data and whose fixes are its flags,
+    // --lr 0.01), or a program's call (Python, C++: the data came as arrays, fixes name fit's and
+    // compile's arguments, learning_rate=0.01).
+    bool command_line = false;
 };
 
 // The phase table: fit's FitProfile split with the calibration into transfer, dispatch overhead

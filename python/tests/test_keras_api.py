@@ -200,8 +200,11 @@ def test_layer_arguments_are_kept_or_refused_never_ignored():
     assert keras.Sequential([Dense(2, input_dim=5)]).input_shape == (None, 5)
     assert Dense(2, dtype="float32", trainable=True).units == 2
     for bad in ({"trainable": False}, {"dtype": "float16"}, {"kernel_regularizer": "l2"}):
-        with pytest.raises(TypeError, match="does not support"):
+        with pytest.raises(ValueError, match=f"does not support the argument\\(s\\) {next(iter(bad))}="):
             Dense(2, **bad)
+    assert Dense(2, kernel_regularizer=None).units == 2  # Keras's default, accepted
+    with pytest.raises(TypeError, match="unrecognized keyword argument"):
+        Dense(2, kernel_regulariser="l2")  # a name Keras does not know either
 
 
 def test_an_error_in_on_epoch_begin_with_epoch_lines_to_a_python_stdout_is_raised(iris_like, capsys):
@@ -370,3 +373,16 @@ def test_keras_file_names_are_refused_with_the_way_to_get_one(iris_like, tmp_pat
     (tmp_path / name).write_bytes(b"PK\x03\x04 a Keras 3 zip")
     with pytest.raises(ValueError, match="from_keras"):
         keras.models.load_model(tmp_path / name)
+
+
+def test_an_optimizers_learning_rate_answers_as_keras_variable_does(iris_like):
+    opt = keras.optimizers.Adam(learning_rate=0.01)
+    assert opt.learning_rate.numpy() == np.float32(0.01) and opt.learning_rate.numpy().dtype == np.float32
+    assert float(opt.learning_rate) == 0.01 and opt.learning_rate * 2 == 0.02
+    opt.learning_rate.assign(0.001)
+    assert opt.learning_rate == 0.001
+    opt.learning_rate = np.float32(0.5)
+    assert opt.learning_rate == 0.5 and isinstance(opt.learning_rate, float)
+    model = small_model()
+    model.optimizer.learning_rate.assign(0.002)
+    assert model.optimizer.get_config()["learning_rate"] == 0.002

@@ -111,6 +111,7 @@ ExplainReport explain_fit(Sequential& model, const Tensor& x_train, const Tensor
     lint.batch_size = options.batch_size;
     lint.train_rows = train_rows;
     lint.steps_per_epoch = options.steps_per_epoch;
+    lint.command_line = times.command_line;
     const double steps = static_cast<double>(std::max<int64_t>(1, report.work.steps));
     for (const Phase& p : report.phases) {
         if (p.name == "compute") lint.step_compute_seconds = p.seconds / steps;

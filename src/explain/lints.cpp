@@ -12,6 +12,11 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// A fix in the words of whoever explains: the command line's flags or fit's and compile's arguments.
+std::string fix(const LintInput& in, const std::string& flags, const std::string& arguments) {
+    return in.command_line ? flags : arguments;
+}
+
 bool class_indices(const Tensor& y) {
     if (y.rank() > 1 && y.row_width() != 1) return false;
     for (float v : y.values())
@@ -27,12 +32,14 @@ std::vector<Lint> lint_fit(const LintInput& in) {
         if (contains(w, "compares every output with the label value"))
             lints.push_back({"label_broadcast", "warning", w,
                              contains(w, "class indices")
-                                 ? "use loss sparse_categorical_crossentropy (--loss sparse_categorical_crossentropy) "
-                                   "or one-hot labels"
+                                 ? fix(in, "use loss sparse_categorical_crossentropy (--loss "
+                                           "sparse_categorical_crossentropy) or one-hot labels",
+                                       "use loss='sparse_categorical_crossentropy' or one-hot labels")
                                  : "give labels as wide as the model's output"});
         else if (contains(w, "do not share classes"))
             lints.push_back({"class_coverage", "warning", w,
-                             "shuffle before splitting: data.shuffle_split true (--shuffle-split)"});
+                             fix(in, "shuffle before splitting: data.shuffle_split true (--shuffle-split)",
+                                 "shuffle the rows before splitting (validation_split takes the last rows as they are)")});
     }
     const bool classification = in.output_width >= 2 || in.loss == LossKind::binary_crossentropy;
     if (in.y_validation && classification && class_indices(*in.y_validation) && in.y_validation->size() > 0) {
@@ -41,7 +48,8 @@ std::vector<Lint> lint_fit(const LintInput& in) {
             lints.push_back({"single_class_validation", "warning",
                              "every validation label is class " + std::to_string(static_cast<int64_t>(*classes.begin())) +
                                  ": validation accuracy only says how often the model predicts that one class",
-                             "shuffle before splitting (--shuffle-split), so validation holds every class"});
+                             fix(in, "shuffle before splitting (--shuffle-split), so validation holds every class",
+                                 "shuffle the rows before splitting, so validation holds every class")});
     }
     if (in.x_train && in.x_train->rank() == 2 && in.x_train->rows() > 1) {
         const int64_t n = in.x_train->rows(), f = in.x_train->row_width();
@@ -76,14 +84,17 @@ std::vector<Lint> lint_fit(const LintInput& in) {
                 lints.push_back({"loss_diverged", "warning",
                                  "the loss became " + std::to_string(*bad) + " at epoch " +
                                      std::to_string(bad - loss.begin() + 1),
-                                 "lower the learning rate (e.g. --lr 0.01)"});
+                                 fix(in, "lower the learning rate (e.g. --lr 0.01)",
+                                     "lower the learning rate (e.g. learning_rate=0.01)")});
             } else if (loss.size() >= 2) {
                 const double lowest = *std::min_element(loss.begin(), loss.end());
                 if (loss.back() > loss.front() || (loss.size() >= 3 && loss.back() > 1.5 * lowest && loss.back() - lowest > 1e-6)) {
                     char text[160];
                     std::snprintf(text, sizeof text, "the loss rose: %.4g at epoch 1, lowest %.4g, %.4g at epoch %zu",
                                   loss.front(), lowest, loss.back(), loss.size());
-                    lints.push_back({"loss_rising", "warning", text, "lower the learning rate (e.g. --lr 0.01)"});
+                    lints.push_back({"loss_rising", "warning", text,
+                                     fix(in, "lower the learning rate (e.g. --lr 0.01)",
+                                         "lower the learning rate (e.g. learning_rate=0.01)")});
                 }
             }
         }
@@ -93,7 +104,8 @@ std::vector<Lint> lint_fit(const LintInput& in) {
                          "each step computes for " + explain_format::seconds(in.step_compute_seconds) +
                              " but costs " + explain_format::seconds(in.step_overhead_seconds) +
                              " to dispatch: the device mostly waits",
-                         "use a larger batch (--batch-size) or the CPU (--device cpu) for a model this small"});
+                         fix(in, "use a larger batch (--batch-size) or the CPU (--device cpu) for a model this small",
+                             "use a larger batch (batch_size=) or the CPU (device='cpu') for a model this small")});
     if (in.steps_per_epoch < 0 && in.batch_size > 0 && in.train_rows > in.batch_size) {
         const int64_t last = in.train_rows % in.batch_size;
         if (last > 0 && last * 10 < in.batch_size)

@@ -35,6 +35,7 @@ double train_overhead(const FitWork& w, const DeviceProfile& p) {
 
 // "reading and splitting 192 MB of files at 510 MB/s (command line)".
 std::string load_note(const CommandTimes& t) {
+    if (!t.command_line) return "none here: the data came as arrays, read before the call";
     if (t.load_bytes <= 0) return "reading and splitting the data (command line)";
     std::string note = "reading and splitting " + si(t.load_bytes, "B") + " of files";
     if (t.load_seconds > 0) note += " at " + si(t.load_bytes / t.load_seconds, "B/s");
@@ -117,10 +118,12 @@ std::string explain_text(const ExplainReport& r) {
            si(r.ran_on.flops_per_second, "FLOP/s") + " (small layers) / " +
            si(r.ran_on.blas_flops_per_second, "FLOP/s") + " (BLAS-sized layers)\n\n";
     out += "Projection (fixed + calls, steps and kernels x overhead + flops/rate + bytes/bandwidth)\n";
-    out += "  " + pad("device", 34) + pad("fixed", 10) + pad("overhead", 10) + pad("compute", 10) + pad("total", 10) +
-           "\n";
+    size_t device_width = 34;  // a CPU's long name ("cpu (Intel(R) Xeon(R) Processor, 2 threads)") widens it
+    for (const Projection& p : r.projections) device_width = std::max(device_width, p.device_name.size() + 2);
+    out += "  " + pad("device", device_width) + pad("fixed", 10) + pad("overhead", 10) + pad("compute", 10) +
+           pad("total", 10) + "\n";
     for (const Projection& p : r.projections)
-        out += "  " + pad(p.device_name, 34) + pad(seconds(p.fixed_seconds), 10) + pad(seconds(p.overhead_seconds), 10) +
+        out += "  " + pad(p.device_name, device_width) + pad(seconds(p.fixed_seconds), 10) + pad(seconds(p.overhead_seconds), 10) +
                pad(seconds(p.compute_seconds), 10) + pad(seconds(p.total_seconds), 10) +
                (p.estimate ? "estimate" : "measured profile") + ", " + p.path + (p.present ? "" : ", not present") + "\n";
     out += "  pick: " + r.picked_device + ". " + r.reason + "\n\n";

@@ -175,3 +175,29 @@ TEST(ExplainLints, TinyLastBatchNeedsMoreThanOneBatchAndOnePassPerEpoch) {
 
 }  // namespace
 }  // namespace onefit
+
+namespace onefit {
+namespace {
+
+// A fix is said in the words of whoever explains: the command line's flags, or the arguments of
+// fit and compile for a program's call (Python, C++).
+TEST(ExplainLints, FixesNameTheCommandLinesFlagsOrTheCallsArguments) {
+    Clean c;
+    c.history.history["loss"] = {1.0, 2.0, 3.0};  // rising
+    c.input.step_compute_seconds = 1e-7, c.input.step_overhead_seconds = 1e-5;  // overhead bound
+    const auto fixes = [&](bool command_line) {
+        c.input.command_line = command_line;
+        std::string all;
+        for (const Lint& l : lint_fit(c.input)) all += l.fix + "\n";
+        return all;
+    };
+    const std::string cli = fixes(true), call = fixes(false);
+    EXPECT_NE(cli.find("--lr 0.01"), std::string::npos) << cli;
+    EXPECT_NE(cli.find("--batch-size"), std::string::npos) << cli;
+    EXPECT_EQ(call.find("--"), std::string::npos) << call;
+    EXPECT_NE(call.find("learning_rate=0.01"), std::string::npos) << call;
+    EXPECT_NE(call.find("batch_size="), std::string::npos) << call;
+}
+
+}  // namespace
+}  // namespace onefit

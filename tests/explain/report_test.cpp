@@ -183,6 +183,31 @@ TEST(ExplainReport, HtmlLossCurvesPlotEveryFiniteValueOnOneLinearScale) {
     EXPECT_NEAR(val[1].second, y_of(0.7), 0.2);
 }
 
+TEST(ExplainReport, ALongDeviceNameStaysInItsColumn) {
+    ExplainReport r = sample_report();
+    r.projections[0].device_name = "cpu (Intel(R) Xeon(R) Platinum 8488C Processor, 192 threads)";
+    const std::string text = explain_text(r);
+    const size_t at = text.find(r.projections[0].device_name);
+    ASSERT_NE(at, std::string::npos);
+    const size_t end = at + r.projections[0].device_name.size();
+    EXPECT_EQ(text.substr(end, 2), "  ") << text.substr(at, 120);  // a gap before the fixed time
+    // Every row's next column starts where the header's does.
+    const size_t header = text.find("  device", text.find("Projection ("));
+    const size_t line_start = text.rfind('\n', at) + 1;
+    const size_t fixed_col = text.find("fixed", header) - header;
+    EXPECT_EQ(text[line_start + fixed_col - 1], ' ');
+}
+
+TEST(ExplainReport, DataLoadingIsTheCommandLinesOnly) {
+    FitWork work;
+    DeviceProfile cpu;
+    CommandTimes call;  // a program's call: its arrays were read before
+    EXPECT_EQ(fit_phases(sample_profile(), call, work, cpu)[0].note.find("command line"), std::string::npos);
+    CommandTimes cli;
+    cli.command_line = true;
+    EXPECT_NE(fit_phases(sample_profile(), cli, work, cpu)[0].note.find("command line"), std::string::npos);
+}
+
 TEST(ExplainReport, PhaseTableListsEveryPhaseAndATotal) {
     const std::string table = format_phase_table(sample_report().phases);
     for (const char* phase : {"data loading", "compile", "device start-up", "host->device transfer",

@@ -112,6 +112,7 @@ int run_explain(const ExplainFlags& flags) {
     if (!flags.report_path.empty()) check_parent_exists(flags.report_path, "--report");
 
     CommandTimes times;
+    times.command_line = true;
     auto start = clock_type::now();
     const ExplainData data = load(config);
     times.load_seconds = since(start);

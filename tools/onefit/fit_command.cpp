@@ -177,6 +177,7 @@ void compile_from(Sequential& model, const FitConfig& config) {
 int run_fit(const FitConfig& given, bool profile) {
     FitConfig config = given;
     CommandTimes times;  // for --profile
+    times.command_line = true;
     auto phase_start = std::chrono::steady_clock::now();
     const auto phase_seconds = [&phase_start] {
         const auto now = std::chrono::steady_clock::now();

@@ -360,6 +360,14 @@ def _initializer_name(init):
     raise TypeError(f"initializers are given by name, e.g. 'glorot_uniform', not {init!r}")
 
 
+# Arguments every Keras layer takes that onefit has no counterpart for (beyond their defaults):
+# a ValueError naming them, as for any Keras argument onefit lacks. A name Keras does not know either
+# (a typo) is a TypeError, as Keras raises.
+_KERAS_LAYER_ARGUMENTS = {"dtype", "trainable", "kernel_regularizer", "bias_regularizer", "activity_regularizer",
+                          "kernel_constraint", "bias_constraint", "lora_rank", "lora_alpha", "autocast",
+                          "input_length", "batch_input_shape", "batch_size", "weights"}
+
+
 def _no_unsupported(kwargs, layer):
     """Keras arguments onefit accepts without effect (float32 is its only dtype; every layer trains)
     are dropped; any other is an error rather than silently ignored."""
@@ -367,5 +375,13 @@ def _no_unsupported(kwargs, layer):
         kwargs.pop("dtype", None)
     if kwargs.get("trainable", True) is True:
         kwargs.pop("trainable", None)
+    for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer", "kernel_constraint",
+                "bias_constraint"):
+        if key in kwargs and kwargs[key] is None:
+            kwargs.pop(key)
+    unknown = sorted(k for k in kwargs if k not in _KERAS_LAYER_ARGUMENTS)
+    if unknown:
+        raise TypeError(f"{layer}: unrecognized keyword argument(s) {', '.join(unknown)}")
     if kwargs:
-        raise TypeError(f"{layer}: onefit does not support the argument(s) {', '.join(sorted(kwargs))}")
+        raise ValueError(f"{layer}: onefit does not support the argument(s) "
+                         f"{', '.join(f'{k}={v!r}' for k, v in sorted(kwargs.items()))}")

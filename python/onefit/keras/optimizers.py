@@ -5,9 +5,44 @@ import warnings
 from onefit import _onefit
 
 
+class LearningRate(float):
+    """An optimizer's learning rate: a float that also answers what Keras users ask of Keras's
+    learning-rate variable: .numpy() (its value, float32 as Keras keeps it) and .assign(value)
+    (the same as setting optimizer.learning_rate)."""
+
+    def __new__(cls, value, optimizer=None):
+        rate = super().__new__(cls, value)
+        rate._optimizer = optimizer
+        return rate
+
+    def numpy(self):
+        import numpy as np
+
+        return np.float32(self)
+
+    def assign(self, value):
+        if self._optimizer is None:
+            raise ValueError("this learning rate belongs to no optimizer")
+        self._optimizer.learning_rate = value
+        return self._optimizer.learning_rate
+
+    def __repr__(self):
+        return repr(float(self))
+
+
 class Optimizer:
     _name = None
     _defaults = {}
+
+    @property
+    def learning_rate(self):
+        return self._learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        if hasattr(value, "numpy") and not isinstance(value, float):  # a Keras or NumPy scalar
+            value = value.numpy()
+        self._learning_rate = LearningRate(float(value), self)
 
     def __init__(self, learning_rate=None, lr=None, **kwargs):
         if lr is not None:
@@ -27,17 +62,17 @@ class Optimizer:
 
     def _native(self):
         o = _onefit.Optimizer(self._name)
-        o.learning_rate = self.learning_rate
+        o.learning_rate = float(self.learning_rate)
         for key in self._defaults:
             setattr(o, key, getattr(self, key))
         return o
 
     def get_config(self):
-        return {"name": self._name, "learning_rate": self.learning_rate,
+        return {"name": self._name, "learning_rate": float(self.learning_rate),
                 **{k: getattr(self, k) for k in self._defaults}}
 
     def __repr__(self):
-        return f"{type(self).__name__}(learning_rate={self.learning_rate})"
+        return f"{type(self).__name__}(learning_rate={float(self.learning_rate)})"
 
 
 class SGD(Optimizer):
