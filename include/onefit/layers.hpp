@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 namespace onefit {
@@ -81,5 +83,27 @@ Layer GlobalAveragePooling2D(const std::string& name = "");
 // training and by their moving averages in evaluate/predict, as Keras's BatchNormalization().
 Layer BatchNormalization(float momentum = 0.99f, float epsilon = 1e-3f, bool center = true, bool scale = true,
                          const std::string& name = "");
+
+// Every kind by its declaration, as config.json, the CLI and the Python classes see it: a layer
+// argument's value as Keras's config holds it (None is std::monostate: the argument's default),
+// make_layer(type, arguments) from a kind's word and its Keras argument names, and back.
+using LayerValue = std::variant<std::monostate, bool, int64_t, double, std::string, std::vector<int64_t>>;
+using LayerArguments = std::vector<std::pair<std::string, LayerValue>>;
+
+struct LayerKindDescription {
+    std::string type;         // config.json's "type", the CLI's word: "max_pooling2d"
+    std::string keras_class;  // "MaxPooling2D"
+    std::vector<std::string> arguments;  // Keras's names, in Keras's order
+    std::vector<std::string> required;   // those without a default
+};
+std::vector<LayerKindDescription> layer_kinds();
+
+// The layer of kind `type` ("dense", "conv2d", ...) with these arguments, the others at Keras's
+// defaults; an int where Keras takes a pair means a square. Throws Error naming the kind and the
+// argument: "Dense: units is required", "Conv2D: unknown argument 'filter' (Conv2D takes ...)".
+Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name = "");
+// Every argument of the layer's kind with its value (pairs and shapes as integer lists).
+LayerArguments layer_arguments(const Layer& layer);
+std::string layer_type(Layer::Kind kind);  // "dense"
 
 }  // namespace onefit

@@ -13,6 +13,8 @@
 #include <cctype>
 #include <memory>
 #include <streambuf>
+#include <type_traits>
+#include <variant>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,54 @@ using onefit::Tensor;
 // A C-contiguous float32 array on the CPU: Python converts anything else once before it comes here.
 using FloatArray = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
 using OutArray = nb::ndarray<nb::numpy, float>;
+
+// A layer argument from Python: None, bool, an integer (NumPy's too), a number, a string, or a
+// list or tuple of integers; anything else is a TypeError naming the argument.
+onefit::LayerValue layer_value(nb::handle v, const std::string& key) {
+    if (v.is_none()) return std::monostate{};
+    if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
+    if (PyIndex_Check(v.ptr())) return nb::cast<int64_t>(nb::int_(v));
+    if (PyFloat_Check(v.ptr()) || nb::hasattr(v, "__float__")) return nb::cast<double>(nb::float_(v));
+    if (PyUnicode_Check(v.ptr())) return nb::cast<std::string>(v);
+    if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+        std::vector<int64_t> list;
+        for (nb::handle d : v) {
+            if (PyBool_Check(d.ptr()) || !PyIndex_Check(d.ptr()))
+                throw nb::type_error((key + " must hold integers, not " + nb::repr(v).c_str()).c_str());
+            list.push_back(nb::cast<int64_t>(nb::int_(d)));
+        }
+        return list;
+    }
+    throw nb::type_error((key + " must be a number, a string, a bool, None or a tuple of integers, not " +
+                          nb::repr(v).c_str()).c_str());
+}
+
+onefit::LayerArguments layer_arguments(nb::dict arguments) {
+    onefit::LayerArguments out;
+    for (auto [key, value] : arguments) {
+        const std::string name = nb::cast<std::string>(key);
+        out.emplace_back(name, layer_value(value, name));
+    }
+    return out;
+}
+
+nb::object python_value(const onefit::LayerValue& v) {
+    return std::visit([](const auto& x) -> nb::object {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nb::none();
+        else return nb::cast(x);
+    }, v);
+}
+
+// {"kind": "Dense", "type": "dense", "name": "" (a default name), "arguments": {...}}.
+nb::dict layer_info(const onefit::Layer& l) {
+    nb::dict d, arguments;
+    d["kind"] = onefit::layer_class_name(l.kind);
+    d["type"] = onefit::layer_type(l.kind);
+    d["name"] = l.name;
+    for (const auto& [name, value] : onefit::layer_arguments(l)) arguments[name.c_str()] = python_value(value);
+    d["arguments"] = arguments;
+    return d;
+}
 
 // The array's values without a copy: the tensor keeps the array alive through a reference that
 // is dropped, with the GIL held, when the last copy of the tensor goes.
@@ -256,48 +306,10 @@ NB_MODULE(_onefit, m) {
         .def("__init__", [](onefit::Sequential* s, std::vector<int64_t> input_shape, uint64_t seed) {
             new (s) onefit::Sequential(std::move(input_shape), seed);
         }, "input_shape"_a, "seed"_a)
-        .def("add_dense", [](onefit::Sequential& s, int64_t units, const std::string& activation, bool use_bias,
-                             const std::string& kernel_initializer, const std::string& bias_initializer,
-                             const std::string& name) {
-            onefit::Layer layer = onefit::Dense(units, activation, use_bias, name);
-            layer.kernel_initializer = kernel_initializer;
-            layer.bias_initializer = bias_initializer;
-            s.add(layer);
-        }, "units"_a, "activation"_a, "use_bias"_a, "kernel_initializer"_a, "bias_initializer"_a, "name"_a)
-        .def("add_dropout", [](onefit::Sequential& s, float rate, const std::string& name) {
-            s.add(onefit::Dropout(rate, name));
-        }, "rate"_a, "name"_a)
-        .def("add_conv2d", [](onefit::Sequential& s, int64_t filters, std::array<int64_t, 2> kernel_size,
-                              std::array<int64_t, 2> strides, const std::string& padding, const std::string& activation,
-                              bool use_bias, const std::string& kernel_initializer,
-                              const std::string& bias_initializer, const std::string& name) {
-            onefit::Layer layer = onefit::Conv2D(filters, kernel_size, strides, padding, activation, use_bias, name);
-            layer.kernel_initializer = kernel_initializer;
-            layer.bias_initializer = bias_initializer;
-            s.add(layer);
-        }, "filters"_a, "kernel_size"_a, "strides"_a, "padding"_a, "activation"_a, "use_bias"_a,
-           "kernel_initializer"_a, "bias_initializer"_a, "name"_a)
-        // kind "max" or "average"; strides {0, 0}: the pool size (Keras's strides=None).
-        .def("add_pooling2d", [](onefit::Sequential& s, const std::string& kind, std::array<int64_t, 2> pool_size,
-                                 std::array<int64_t, 2> strides, const std::string& padding, const std::string& name) {
-            if (kind != "max" && kind != "average")
-                throw onefit::Error("add_pooling2d: kind is 'max' or 'average', not '" + kind + "'");
-            s.add(kind == "max" ? onefit::MaxPooling2D(pool_size, strides, padding, name)
-                                : onefit::AveragePooling2D(pool_size, strides, padding, name));
-        }, "kind"_a, "pool_size"_a, "strides"_a, "padding"_a, "name"_a)
-        .def("add_global_average_pooling2d", [](onefit::Sequential& s, const std::string& name) {
-            s.add(onefit::GlobalAveragePooling2D(name));
-        }, "name"_a)
-        .def("add_flatten", [](onefit::Sequential& s, const std::string& name) {
-            s.add(onefit::Flatten(name));
-        }, "name"_a)
-        .def("add_batch_normalization", [](onefit::Sequential& s, float momentum, float epsilon, bool center,
-                                           bool scale, const std::string& name) {
-            s.add(onefit::BatchNormalization(momentum, epsilon, center, scale, name));
-        }, "momentum"_a, "epsilon"_a, "center"_a, "scale"_a, "name"_a)
-        .def("add_reshape", [](onefit::Sequential& s, std::vector<int64_t> target_shape, const std::string& name) {
-            s.add(onefit::Reshape(std::move(target_shape), name));
-        }, "target_shape"_a, "name"_a)
+        // Any layer kind by its declaration: its word ("dense"), Keras's argument names and values.
+        .def("add_layer", [](onefit::Sequential& s, const std::string& type, nb::dict arguments,
+                             const std::string& name) { s.add(onefit::make_layer(type, layer_arguments(arguments), name)); },
+             "type"_a, "arguments"_a, "name"_a)
         .def("compile", [](onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
                            std::vector<std::string> metrics) {
             s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});
@@ -357,28 +369,25 @@ NB_MODULE(_onefit, m) {
         .def_prop_ro("optimizer", [](const onefit::Sequential& s) { return s.optimizer(); })
         .def_prop_ro("layers", [](const onefit::Sequential& s) {
             nb::list out;
-            for (const onefit::Layer& l : s.layers()) {
-                nb::dict d;
-                d["kind"] = onefit::layer_class_name(l.kind);
-                d["name"] = l.name;
-                d["units"] = l.units;
-                d["activation"] = onefit::activation_name(l.activation);
-                d["use_bias"] = l.use_bias;
-                d["rate"] = l.rate;
-                d["filters"] = l.filters;
-                d["kernel_size"] = l.kernel_size;
-                d["strides"] = l.strides;
-                d["padding"] = onefit::padding_name(l.padding);
-                d["pool_size"] = l.pool_size;
-                d["target_shape"] = l.target_shape;
-                d["momentum"] = l.momentum;
-                d["epsilon"] = l.epsilon;
-                d["center"] = l.center;
-                d["scale"] = l.scale;
-                out.append(d);
-            }
+            for (const onefit::Layer& l : s.layers()) out.append(layer_info(l));
             return out;
         });
+
+    // The kinds' declarations, from which onefit.keras.layers makes its classes and checks.
+    m.def("layer_kinds", [] {
+        nb::list out;
+        for (const onefit::LayerKindDescription& k : onefit::layer_kinds()) {
+            nb::dict d;
+            d["type"] = k.type, d["keras_class"] = k.keras_class, d["arguments"] = k.arguments, d["required"] = k.required;
+            out.append(d);
+        }
+        return out;
+    });
+    // The layer's arguments as make_layer reads them (pairs and shapes as lists), or its Error.
+    m.def("check_layer", [](const std::string& type, nb::dict arguments) {
+        const nb::dict info = layer_info(onefit::make_layer(type, layer_arguments(arguments)));
+        return nb::object(info["arguments"]);
+    }, "type"_a, "arguments"_a);
 
     nb::class_<onefit::Dataset>(m, "Dataset")
         .def_static("from_tensor_slices", [](const FloatArray& x, const FloatArray& y) {

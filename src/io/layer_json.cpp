@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "core/overloaded.hpp"
 #include "nn/layer_kinds.hpp"
 
 namespace onefit::io {
@@ -15,17 +16,6 @@ double shortest(float v) {
     const auto end = std::to_chars(text, text + sizeof text, v).ptr;
     return std::strtod(std::string(text, end).c_str(), nullptr);
 }
-
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
-}  // namespace
 
 ordered_json layer_json(const Layer& layer, const std::string& name) {
     ordered_json j = {{"type", nn::layer_kind(layer.kind).type}, {"name", name}};

@@ -16,7 +16,22 @@ float truncated_normal(Rng& rng, float stddev) {
     }
 }
 
+constexpr const char* kKnown[] = {"glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
+                                  "lecun_uniform", "zeros", "ones"};
+
+std::string known_initializers() {
+    std::string list;
+    for (const char* k : kKnown) list += (list.empty() ? "" : ", ") + std::string(k);
+    return list;
+}
+
 }  // namespace
+
+void check_initializer(const std::string& name, const char* what) {
+    for (const char* k : kKnown)
+        if (name == k) return;
+    throw Error(std::string(what) + " is '" + name + "'; onefit knows " + known_initializers());
+}
 
 void initialize(const std::string& name, float* values, int64_t n, int64_t fan_in, int64_t fan_out, Rng& rng) {
     auto uniform = [&](double limit) {
@@ -35,8 +50,7 @@ void initialize(const std::string& name, float* values, int64_t n, int64_t fan_i
         for (int64_t i = 0; i < n; ++i) values[i] = name == "ones" ? 1.0f : 0.0f;
         return;
     }
-    throw Error("unknown initializer '" + name +
-                "' (known: glorot_uniform, glorot_normal, he_uniform, he_normal, lecun_uniform, zeros, ones)");
+    throw Error("unknown initializer '" + name + "' (known: " + known_initializers() + ")");
 }
 
 }  // namespace onefit::nn

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "nn/initializers.hpp"
 #include "nn/ops/all_ops.hpp"
 #include "onefit/error.hpp"
 
@@ -24,6 +25,11 @@ void add_product_attributes(std::vector<LayerAttribute>& a) {
     a.push_back({"bias_initializer", &Layer::bias_initializer});
 }
 
+void check_product_initializers(const Layer& l) {
+    check_initializer(l.kernel_initializer, "kernel_initializer");
+    check_initializer(l.bias_initializer, "bias_initializer");
+}
+
 struct DenseLayer {
     static constexpr const char* type = "dense";
     static constexpr const char* keras_class = "Dense";
@@ -37,12 +43,13 @@ struct DenseLayer {
         return s;
     }
     static std::vector<LayerAttribute> attributes() {
-        std::vector<LayerAttribute> a = {{"units", &Layer::units}};
+        std::vector<LayerAttribute> a = {{"units", &Layer::units, 1, true}};
         add_product_attributes(a);
         return a;
     }
     static void check(const Layer& l) {
         if (l.units < 1) throw Error("units must be at least 1, got " + std::to_string(l.units));
+        check_product_initializers(l);
     }
 };
 
@@ -65,8 +72,8 @@ struct Conv2DLayer {
         return s;
     }
     static std::vector<LayerAttribute> attributes() {
-        std::vector<LayerAttribute> a = {{"filters", &Layer::filters},
-                                         {"kernel_size", &Layer::kernel_size},
+        std::vector<LayerAttribute> a = {{"filters", &Layer::filters, 1, true},
+                                         {"kernel_size", &Layer::kernel_size, 1, true},
                                          {"strides", &Layer::strides},
                                          {"padding", &Layer::padding}};
         add_product_attributes(a);
@@ -76,6 +83,7 @@ struct Conv2DLayer {
         if (l.filters < 1) throw Error("filters must be at least 1, got " + std::to_string(l.filters));
         check_positive_pair(l.kernel_size, "kernel_size");
         check_positive_pair(l.strides, "strides");
+        check_product_initializers(l);
     }
 };
 
@@ -104,6 +112,12 @@ const LayerKindInfo& layer_kind(Layer::Kind kind) {
     for (const Entry& e : kEntries)
         if (e.kind == kind) return e.info;
     throw Error("unknown layer kind " + std::to_string(static_cast<int>(kind)));
+}
+
+std::vector<Layer::Kind> all_layer_kinds() {
+    std::vector<Layer::Kind> kinds;
+    for (const Entry& e : kEntries) kinds.push_back(e.kind);
+    return kinds;
 }
 
 bool layer_kind_from_type(const std::string& type, Layer::Kind& kind) {

@@ -51,14 +51,18 @@ struct LayerSpec {
     bool draws_random = false;  // needs a random key per step (Dropout's masks)
 };
 
-// One field of a layer kind that config.json keeps, by its Keras name; integers (and their
-// arrays) are at least min.
+// One argument of a layer kind, by its Keras name: what config.json keeps, what make_layer and
+// the Python classes take. Integers (and their arrays) are at least min; a required one has no
+// default (Dense's units); one that defaults_to another takes that one's value when not given
+// or None (a pooling layer's strides: its pool_size, as Keras's strides=None).
 struct LayerAttribute {
     const char* name;
     std::variant<int64_t Layer::*, float Layer::*, bool Layer::*, std::array<int64_t, 2> Layer::*,
                  std::vector<int64_t> Layer::*, Padding Layer::*, Activation Layer::*, std::string Layer::*>
         field;
     int64_t min = 1;
+    bool required = false;
+    const char* defaults_to = nullptr;
 };
 
 struct LayerKindInfo {
@@ -73,6 +77,7 @@ struct LayerKindInfo {
 };
 
 const LayerKindInfo& layer_kind(Layer::Kind kind);
+std::vector<Layer::Kind> all_layer_kinds();  // in the table's order
 // The kind whose type is `type`; false when none is.
 bool layer_kind_from_type(const std::string& type, Layer::Kind& kind);
 std::string known_layer_types();  // "dense, dropout, ..." for error messages

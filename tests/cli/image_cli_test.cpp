@@ -183,6 +183,32 @@ TEST(CliImages, AConfigFileDescribesAConvnetWithKerassArgumentNames) {
                   .find("momentum must be in [0, 1]"),
               std::string::npos);
     EXPECT_NE(error_of(R"({"type": "conv3d"}, {"units": 3})").find("unknown layer type 'conv3d'"), std::string::npos);
+    // Every kind's arguments come from its declaration: a misspelt one is named with what the kind takes.
+    EXPECT_NE(error_of(R"({"type": "batch_normalization", "momentun": 0.9}, {"type": "flatten"}, {"units": 3})")
+                  .find("'model.layers[0].momentun': BatchNormalization: unknown argument 'momentun' "
+                        "(BatchNormalization takes momentum, epsilon, center, scale)"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"type": "dense"})").find("'model.layers[0]': Dense: units is required"), std::string::npos);
+    EXPECT_NE(error_of(R"({"units": 3, "use_bias": 1})").find("'model.layers[0].use_bias': Dense: use_bias must be "
+                                                              "true or false"),
+              std::string::npos);
+}
+
+TEST(CliImages, LayersTakeAnyKindByItsConfigWordAndKerassArgumentNames) {
+    const Images data = square_images();
+    const auto fit = [&](const char* layers) {
+        return run_cli({"fit", "--data", data.x, "--labels", data.y, "--layers", layers, "--epochs", "1", "--verbose", "0"});
+    };
+    const CliResult ok = fit("conv2d:filters=4:kernel_size=3x3:padding=same,"
+                             "batch_normalization:momentum=0.9:center=false,max_pooling2d:pool_size=3:strides=2,"
+                             "flatten,dense:units=3:activation=softmax");
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    EXPECT_NE(ok.out.find("8x8x1-conv4(3x3)-batchnorm-maxpool(3x3)-flatten-3"), std::string::npos) << ok.out;
+    EXPECT_EQ(fit("max_pooling2d:pool_sise=3,flatten,3:softmax").err,
+              "onefit: error: --layers 'max_pooling2d:pool_sise=3': MaxPooling2D: unknown argument 'pool_sise' "
+              "(MaxPooling2D takes pool_size, strides, padding)\n");
+    EXPECT_EQ(fit("dense:activation=relu,3:softmax").err,
+              "onefit: error: --layers 'dense:activation=relu': Dense: units is required\n");
 }
 
 }  // namespace

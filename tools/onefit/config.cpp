@@ -137,99 +137,51 @@ public:
         if (data.contains("split_seed")) config.split_seed = seed(data["split_seed"], "data.split_seed");
     }
 
+    // A layer: its "type" (default dense), "name" and the kind's Keras arguments, read through
+    // make_layer from the kind's declaration; an error names the key it is about.
     Layer layer(const json& spec, const std::string& key) const {
         if (!spec.is_object()) throw type_error(spec, key, "an object such as {\"units\": 32, \"activation\": \"relu\"}");
         const std::string type = spec.contains("type") ? string(spec["type"], key + ".type") : "dense";
         const std::string name = spec.contains("name") ? string(spec["name"], key + ".name") : "";
-        if (type == "dense") {
-            check_object(spec, key, {"type", "units", "activation", "use_bias", "name"});
-            if (!spec.contains("units")) throw Error(where(key) + " is a dense layer without \"units\"");
-            const int64_t units = integer(spec["units"], key + ".units", 1, kMaxUnits);
-            const std::string activation =
-                spec.contains("activation") ? string(spec["activation"], key + ".activation") : "linear";
-            const bool use_bias = spec.contains("use_bias") ? boolean(spec["use_bias"], key + ".use_bias") : true;
-            return make_dense(units, activation, use_bias, name, where(key + ".activation"));
-        }
-        if (type == "dropout") {
-            check_object(spec, key, {"type", "rate", "name"});
-            if (!spec.contains("rate")) throw Error(where(key) + " is a dropout layer without \"rate\"");
-            return make_dropout(number(spec["rate"], key + ".rate"), name, where(key + ".rate"));
-        }
-        return image_layer(spec, key, type, name);
-    }
-
-    // A value Keras takes as an int or a pair (kernel_size, strides, pool_size): both positive.
-    std::array<int64_t, 2> pair(const json& value, const std::string& key) const {
-        if (value.is_number_integer()) {
-            const int64_t v = integer(value, key, 1, kMaxUnits);
-            return {v, v};
-        }
-        if (!value.is_array() || value.size() != 2) throw type_error(value, key, "an integer or a pair such as [3, 3]");
-        return {integer(value[0], key + "[0]", 1, kMaxUnits), integer(value[1], key + "[1]", 1, kMaxUnits)};
-    }
-
-    // The other kinds, by config.json's type words and Keras's argument names and defaults.
-    Layer image_layer(const json& spec, const std::string& key, const std::string& type, const std::string& name) const {
-        const auto get = [&](const char* field, auto read, auto fallback) {
-            return spec.contains(field) ? read(spec[field], key + "." + field) : fallback;
-        };
-        const auto text = [&](const json& v, const std::string& k) { return string(v, k); };
-        const auto flag = [&](const json& v, const std::string& k) { return boolean(v, k); };
-        const auto real = [&](const json& v, const std::string& k) { return static_cast<float>(number(v, k)); };
-        const auto two = [&](const json& v, const std::string& k) { return pair(v, k); };
-        const auto named = [&](auto make) {  // the library's check of the values, naming the layer's key
-            try {
-                return make();
-            } catch (const Error& e) {
-                throw Error(where(key) + ": " + printable(e.what(), 300));
+        LayerArguments arguments;
+        for (const auto& [field, value] : spec.items())
+            if (field != "type" && field != "name") arguments.emplace_back(field, layer_value(value, key + "." + field));
+        try {
+            return make_layer(type, arguments, name);
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            if (what.rfind("unknown layer type", 0) == 0) throw Error(where(key + ".type") + ": " + printable(what, 300));
+            // "Dense: units must be ...": the argument's own key where the message starts with it.
+            const size_t colon = what.find(": ");
+            const std::string rest = colon == std::string::npos ? what : what.substr(colon + 2);
+            for (const auto& [field, value] : arguments) {
+                if (rest.rfind(field + " ", 0) == 0 || rest.rfind(field + ":", 0) == 0 ||
+                    rest.rfind("unknown argument '" + field + "'", 0) == 0)
+                    throw Error(where(key + "." + field) + ": " + printable(what, 300));
+                if (rest.rfind(field + "[", 0) == 0)  // an entry of a list: "kernel_size[1] must be ..."
+                    throw Error(where(key + "." + rest.substr(0, rest.find(']') + 1)) + ": " + printable(what, 300));
             }
-        };
-        if (type == "conv2d") {
-            check_object(spec, key, {"type", "filters", "kernel_size", "strides", "padding", "activation", "use_bias", "name"});
-            if (!spec.contains("filters") || !spec.contains("kernel_size"))
-                throw Error(where(key) + " is a conv2d layer without \"filters\" and \"kernel_size\"");
-            const int64_t filters = integer(spec["filters"], key + ".filters", 1, kMaxUnits);
-            const std::array<int64_t, 2> kernel = pair(spec["kernel_size"], key + ".kernel_size");
-            const std::array<int64_t, 2> strides = get("strides", two, std::array<int64_t, 2>{1, 1});
-            const std::string padding = get("padding", text, std::string("valid"));
-            const std::string activation = get("activation", text, std::string("linear"));
-            const bool use_bias = get("use_bias", flag, true);
-            return named([&] { return Conv2D(filters, kernel, strides, padding, activation, use_bias, name); });
+            throw Error(where(key) + ": " + printable(what, 300));
         }
-        if (type == "max_pooling2d" || type == "average_pooling2d") {
-            check_object(spec, key, {"type", "pool_size", "strides", "padding", "name"});
-            const std::array<int64_t, 2> size = get("pool_size", two, std::array<int64_t, 2>{2, 2});
-            const bool default_strides = !spec.contains("strides") || spec["strides"].is_null();
-            const std::array<int64_t, 2> strides = default_strides ? size : pair(spec["strides"], key + ".strides");
-            const std::string padding = get("padding", text, std::string("valid"));
-            return named([&] {
-                return type == "max_pooling2d" ? MaxPooling2D(size, strides, padding, name)
-                                               : AveragePooling2D(size, strides, padding, name);
-            });
+    }
+
+    LayerValue layer_value(const json& value, const std::string& key) const {
+        switch (value.type()) {
+            case json::value_t::null: return std::monostate{};
+            case json::value_t::boolean: return value.get<bool>();
+            case json::value_t::string: return value.get<std::string>();
+            case json::value_t::number_float: return value.get<double>();
+            case json::value_t::number_integer:
+            case json::value_t::number_unsigned: return integer(value, key, std::numeric_limits<int64_t>::min(), kMaxUnits);
+            case json::value_t::array: {
+                std::vector<int64_t> list;
+                for (size_t i = 0; i < value.size(); ++i)
+                    list.push_back(integer(value[i], key + "[" + std::to_string(i) + "]",
+                                           std::numeric_limits<int64_t>::min(), kMaxUnits));
+                return list;
+            }
+            default: throw type_error(value, key, "a number, a string, true/false, null or a list of integers");
         }
-        if (type == "global_average_pooling2d" || type == "flatten") {
-            check_object(spec, key, {"type", "name"});
-            return type == "flatten" ? Flatten(name) : GlobalAveragePooling2D(name);
-        }
-        if (type == "reshape") {
-            check_object(spec, key, {"type", "target_shape", "name"});
-            const json* shape = spec.contains("target_shape") ? &spec["target_shape"] : nullptr;
-            if (!shape || !shape->is_array())
-                throw Error(where(key) + " is a reshape layer without \"target_shape\" (an array such as [7, 7, 16])");
-            std::vector<int64_t> dims;
-            for (size_t i = 0; i < shape->size(); ++i)
-                dims.push_back(integer((*shape)[i], key + ".target_shape[" + std::to_string(i) + "]", -1, kMaxUnits));
-            return named([&] { return Reshape(dims, name); });
-        }
-        if (type == "batch_normalization") {
-            check_object(spec, key, {"type", "momentum", "epsilon", "center", "scale", "name"});
-            const float momentum = get("momentum", real, 0.99f), epsilon = get("epsilon", real, 1e-3f);
-            const bool center = get("center", flag, true), scale = get("scale", flag, true);
-            return named([&] { return BatchNormalization(momentum, epsilon, center, scale, name); });
-        }
-        throw Error(where(key + ".type") + ": unknown layer type '" + printable(type) +
-                    "' (known: dense, dropout, conv2d, max_pooling2d, average_pooling2d, global_average_pooling2d, "
-                    "flatten, reshape, batch_normalization)");
     }
 
     void read_model(const json& model, FitConfig& config) const {
@@ -425,6 +377,7 @@ std::string layers_text(const Shape& input_shape, const std::vector<Layer>& laye
             case Layer::Kind::AveragePooling2D: line.append("avgpool("), dims(layer.pool_size), line.append(")"); break;
             case Layer::Kind::GlobalAveragePooling2D: line.append("globalavgpool"); break;
             case Layer::Kind::BatchNormalization: line.append("batchnorm"); break;
+            default: line.append(layer_type(layer.kind));  // a kind without a short form: its config word
         }
     }
     return line;

@@ -26,7 +26,8 @@
 //     // "padding": "valid"}, {"type": "global_average_pooling2d"}, {"type": "flatten"},
 //     // {"type": "reshape", "target_shape": [7, 7, 16]} and {"type": "batch_normalization",
 //     // "momentum": 0.99, "epsilon": 0.001, "center": true, "scale": true}; a size or stride is
-//     // an integer or a pair [h, w].
+//     // an integer or a pair [h, w]. Every kind's keys are its declared arguments (make_layer,
+//     // include/onefit/layers.hpp): an unknown one is named with the ones the kind takes.
 //   },
 //   "compile": {
 //     "optimizer": {"name": "adam", "learning_rate": 0.1},  // or just "adam" (learning rate 0.1)

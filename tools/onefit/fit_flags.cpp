@@ -22,11 +22,13 @@ std::vector<std::string> split_list(const std::string& text) {
 // "32:relu,dropout:0.2,3:softmax" or "conv:32:3:relu,maxpool:2,flatten,10:softmax": comma
 // separated layers, each UNITS[:ACTIVATION], dropout:RATE, flatten, reshape:D1[:D2[:D3]],
 // conv:FILTERS:KERNEL[:ACTIVATION][:same|valid][:STRIDE], maxpool|avgpool[:SIZE[:STRIDE]][:same|valid]
-// globalavgpool or batchnorm[:MOMENTUM].
+// globalavgpool or batchnorm[:MOMENTUM]; and any kind by its config word and Keras's argument
+// names, TYPE[:NAME=VALUE...] (batch_normalization:momentum=0.9:center=false, a pair or shape 3x3).
 constexpr const char* kLayerForms =
     "UNITS[:ACTIVATION] (32:relu), dropout:RATE, flatten, reshape:D1:D2:D3, "
     "conv:FILTERS:KERNEL[:ACTIVATION][:same][:STRIDE] (conv:32:3:relu), maxpool[:SIZE[:STRIDE]][:same], "
-    "avgpool[:SIZE[:STRIDE]][:same], globalavgpool or batchnorm[:MOMENTUM]";
+    "avgpool[:SIZE[:STRIDE]][:same], globalavgpool, batchnorm[:MOMENTUM], or TYPE[:NAME=VALUE...] with a "
+    "config type and Keras's argument names (max_pooling2d:pool_size=3:strides=2)";
 
 std::vector<std::string> split_fields(const std::string& item) {
     std::vector<std::string> fields;
@@ -47,6 +49,43 @@ bool parse_integer(const std::string& text, int64_t& value) {
 bool parse_double(const std::string& text, double& value) {
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+}
+
+bool is_layer_type(const std::string& word) {
+    for (const LayerKindDescription& kind : layer_kinds())
+        if (kind.type == word) return true;
+    return false;
+}
+
+// A NAME=VALUE's value: true/false/none, an integer, a number, AxB[xC] (a pair or shape), or a word.
+LayerValue flag_value(const std::string& text) {
+    if (text == "true" || text == "false") return text == "true";
+    if (text == "none" || text == "None") return std::monostate{};
+    int64_t n = 0;
+    double d = 0;
+    if (parse_integer(text, n)) return n;
+    if (parse_double(text, d)) return d;
+    std::vector<int64_t> dims;
+    size_t start = 0;
+    for (size_t x = 0; x <= text.size(); ++x)
+        if (x == text.size() || text[x] == 'x') {
+            if (!parse_integer(text.substr(start, x - start), n)) return text;
+            dims.push_back(n), start = x + 1;
+        }
+    return dims;
+}
+
+Layer declared_layer(const std::vector<std::string>& fields, const std::string& where) {
+    LayerArguments arguments;
+    for (size_t i = 1; i < fields.size(); ++i) {
+        const size_t eq = fields[i].find('=');
+        arguments.emplace_back(fields[i].substr(0, eq), flag_value(fields[i].substr(eq + 1)));
+    }
+    try {
+        return make_layer(fields[0], arguments);
+    } catch (const Error& e) {
+        throw Error(where + ": " + printable(e.what(), 300));
+    }
 }
 
 Layer parse_image_layer(const std::vector<std::string>& fields, const std::string& where) {
@@ -85,6 +124,12 @@ std::vector<Layer> parse_layers(const std::string& text) {
         const std::string where = "--layers '" + printable(item) + "'";
         const std::vector<std::string> fields = split_fields(item);
         const std::string& head = fields[0];
+        bool declared = is_layer_type(head) && fields.size() > 1;
+        for (size_t i = 1; i < fields.size(); ++i) declared = declared && fields[i].find('=') != std::string::npos;
+        if (declared) {
+            layers.push_back(declared_layer(fields, where));
+            continue;
+        }
         if (head == "dropout") {
             double rate = 0.0;
             if (fields.size() != 2 || !parse_double(fields[1], rate))

@@ -1,10 +1,15 @@
-"""Layers as plain descriptions (Keras's constructor arguments); the model lowers them. Each class
-knows its one native call (`_add_to`) and how to come back from a loaded model's layer list
-(`_from_info`), so a new layer is a class here plus its binding."""
-import numbers
+"""Layers as plain descriptions (Keras's constructor arguments); the model lowers them. Every kind's
+arguments, defaults and checks are declared once, in its C++ op file: the classes here check through
+that declaration, reach the native model through one call (`_add_to`) and come back from a loaded
+model's layer list (`_from_info`) generically, and a kind declared there without a class here still
+gets one (Keras's name, its declared arguments)."""
 import struct
 
+from onefit import _onefit
 from onefit.nn import activation_name
+
+# Every layer kind as its C++ op file declares it: {"Dense": {"type", "keras_class", "arguments", "required"}}.
+_KINDS = {kind["keras_class"]: kind for kind in _onefit.layer_kinds()}
 
 
 class Input:
@@ -34,15 +39,70 @@ def _shape_tuple(shape, what):
 class Layer:
     """What every layer has: a name (Keras's default when None) and an optional input shape.
     `trainable` is Keras's attribute; onefit trains every layer, so compile and fit refuse a model
-    with a layer set to trainable = False rather than train it."""
+    with a layer set to trainable = False rather than train it.
+
+    A kind's arguments are declared once, in its C++ op file: `_declare` checks them there (the CLI's
+    and C++'s rules and messages) and keeps what it read as attributes, and `_add_to`/`_from_info`
+    pass them through one native call. A class here adds only Keras's spelling on top (callables
+    for activations, initializer objects, data_format, arguments onefit lacks)."""
 
     trainable = True
+    _type = None  # the kind's word ("dense"), from its declaration; set for every class named as a kind
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__name__ in _KINDS:
+            cls._type = _KINDS[cls.__name__]["type"]
 
     def __init__(self, name=None, input_shape=None, input_dim=None):
         self.name = name
         if input_shape is None and input_dim is not None:
             input_shape = (int(input_dim),)
         self.input_shape = None if input_shape is None else _shape_tuple(input_shape, "input_shape")
+
+    def _declare(self, **arguments):
+        what = type(self).__name__
+        try:
+            checked = _onefit.check_layer(self._type, arguments)
+        except TypeError as e:  # a value of no type the declaration takes
+            raise ValueError(f"{what}: {e}") from None
+        for key, value in checked.items():
+            setattr(self, key, _python_value(value))
+
+    def _arguments(self):
+        """The declared arguments' values (tuples as lists, for the native side)."""
+        return {key: list(v) if isinstance(v, tuple) else v
+                for key in _declared(self._type)["arguments"] for v in (getattr(self, key),)}
+
+    def _add_to(self, native):
+        native.add_layer(self._type, self._arguments(), self.name or "")
+
+    @classmethod
+    def _from_info(cls, info):
+        """The layer from a native model's layer list ({"kind", "type", "name", "arguments"})."""
+        arguments = {key: _python_value(value) for key, value in info["arguments"].items()}
+        return cls(**arguments, name=info["name"] or None)
+
+    def __repr__(self):
+        shown = ", ".join(f"{k}={getattr(self, k)!r}" for k in _declared(self._type)["arguments"])
+        return f"{type(self).__name__}({shown})"
+
+
+def _declared(layer_type):
+    for kind in _KINDS.values():
+        if kind["type"] == layer_type:
+            return kind
+    raise TypeError(f"{layer_type!r} is not a layer kind onefit declares")
+
+
+def _python_value(value):
+    """A native argument as Keras's constructors show it: tuples for pairs and shapes, float32s as
+    their shortest decimal (0.99, not 0.9900000095)."""
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, float):
+        return _float32_shortest(value)
+    return value
 
 
 class Dense(Layer):
@@ -53,21 +113,9 @@ class Dense(Layer):
                  bias_initializer="zeros", name=None, input_shape=None, input_dim=None, **kwargs):
         _no_unsupported(kwargs, "Dense")
         super().__init__(name, input_shape, input_dim)
-        if isinstance(units, bool) or not isinstance(units, numbers.Integral) or units <= 0:
-            raise ValueError(f"Dense units must be a positive integer, not {units!r}")
-        self.units = int(units)  # (NumPy's integers too, as Keras)
-        self.activation = activation_name(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializer_name(kernel_initializer)
-        self.bias_initializer = _initializer_name(bias_initializer)
-
-    def _add_to(self, native):
-        native.add_dense(self.units, self.activation, self.use_bias, self.kernel_initializer, self.bias_initializer,
-                         self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(info["units"], activation=info["activation"], use_bias=info["use_bias"], name=info["name"] or None)
+        self._declare(units=units, activation=activation_name(activation), use_bias=use_bias,
+                      kernel_initializer=_initializer_name(kernel_initializer),
+                      bias_initializer=_initializer_name(bias_initializer))
 
     def __repr__(self):
         return f"Dense({self.units}, activation={self.activation!r})"
@@ -81,16 +129,7 @@ class Dropout(Layer):
         super().__init__(name, input_shape)
         if noise_shape is not None:
             raise ValueError("Dropout noise_shape is not supported by onefit")
-        if not 0 <= float(rate) < 1:
-            raise ValueError(f"Dropout rate must be in [0, 1), not {rate!r}")
-        self.rate = float(rate)
-
-    def _add_to(self, native):
-        native.add_dropout(self.rate, self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(_float32_shortest(info["rate"]), name=info["name"] or None)
+        self._declare(rate=rate)
 
     def __repr__(self):
         return f"Dropout({self.rate})"
@@ -116,51 +155,24 @@ class Conv2D(Layer):
         _no_unsupported(kwargs, "Conv2D")
         super().__init__(name, input_shape)
         _channels_last(data_format, "Conv2D")
-        if isinstance(filters, bool) or not isinstance(filters, numbers.Integral) or filters <= 0:
-            raise ValueError(f"Conv2D filters must be a positive integer, not {filters!r}")
-        self.filters = int(filters)
-        self.kernel_size = _pair(kernel_size, "Conv2D", "kernel_size")
-        self.strides = _pair(strides, "Conv2D", "strides")
-        self.padding = _padding(padding, "Conv2D")
-        self.activation = activation_name(activation)
-        self.use_bias = bool(use_bias)
-        self.kernel_initializer = _initializer_name(kernel_initializer)
-        self.bias_initializer = _initializer_name(bias_initializer)
-
-    def _add_to(self, native):
-        native.add_conv2d(self.filters, self.kernel_size, self.strides, self.padding, self.activation, self.use_bias,
-                          self.kernel_initializer, self.bias_initializer, self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(info["filters"], tuple(info["kernel_size"]), strides=tuple(info["strides"]), padding=info["padding"],
-                   activation=info["activation"], use_bias=info["use_bias"], name=info["name"] or None)
+        self._declare(filters=filters, kernel_size=kernel_size, strides=strides, padding=_padding(padding),
+                      activation=activation_name(activation), use_bias=use_bias,
+                      kernel_initializer=_initializer_name(kernel_initializer),
+                      bias_initializer=_initializer_name(bias_initializer))
 
     def __repr__(self):
         return f"Conv2D({self.filters}, {self.kernel_size}, activation={self.activation!r})"
 
 
 class _Pooling2D(Layer):
-    _kind = ""  # the native add_pooling2d's kind: "max" or "average"
-
     def __init__(self, pool_size=(2, 2), strides=None, padding="valid", data_format=None, name=None,
                  input_shape=None, **kwargs):
         what = type(self).__name__
         _no_unsupported(kwargs, what)
         super().__init__(name, input_shape)
         _channels_last(data_format, what)
-        self.pool_size = _pair(pool_size, what, "pool_size")
-        # As Keras: strides=None is the pool size.
-        self.strides = self.pool_size if strides is None else _pair(strides, what, "strides")
-        self.padding = _padding(padding, what)
-
-    def _add_to(self, native):
-        native.add_pooling2d(self._kind, self.pool_size, self.strides, self.padding, self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(tuple(info["pool_size"]), strides=tuple(info["strides"]), padding=info["padding"],
-                   name=info["name"] or None)
+        # strides=None is the pool size, as Keras (the declaration says so).
+        self._declare(pool_size=pool_size, strides=strides, padding=_padding(padding))
 
     def __repr__(self):
         return f"{type(self).__name__}({self.pool_size}, strides={self.strides})"
@@ -170,14 +182,10 @@ class MaxPooling2D(_Pooling2D):
     """keras.layers.MaxPooling2D(pool_size=(2, 2), strides=None, padding="valid", data_format=None,
     name=None): the largest value of each window (strides=None: the pool size); padding never wins."""
 
-    _kind = "max"
-
 
 class AveragePooling2D(_Pooling2D):
     """keras.layers.AveragePooling2D(pool_size=(2, 2), strides=None, padding="valid", data_format=None,
     name=None): the mean of each window; a window overhanging a "same" border divides by the pixels inside."""
-
-    _kind = "average"
 
 
 class GlobalAveragePooling2D(Layer):
@@ -190,16 +198,7 @@ class GlobalAveragePooling2D(Layer):
         _channels_last(data_format, "GlobalAveragePooling2D")
         if keepdims:
             raise ValueError("GlobalAveragePooling2D keepdims=True is not supported by onefit (its output is (C,))")
-
-    def _add_to(self, native):
-        native.add_global_average_pooling2d(self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(name=info["name"] or None)
-
-    def __repr__(self):
-        return "GlobalAveragePooling2D()"
+        self._declare()
 
 
 class Flatten(Layer):
@@ -209,16 +208,7 @@ class Flatten(Layer):
         _no_unsupported(kwargs, "Flatten")
         super().__init__(name, input_shape)
         _channels_last(data_format, "Flatten")
-
-    def _add_to(self, native):
-        native.add_flatten(self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(name=info["name"] or None)
-
-    def __repr__(self):
-        return "Flatten()"
+        self._declare()
 
 
 class Reshape(Layer):
@@ -228,23 +218,7 @@ class Reshape(Layer):
     def __init__(self, target_shape, name=None, input_shape=None, **kwargs):
         _no_unsupported(kwargs, "Reshape")
         super().__init__(name, input_shape)
-        if isinstance(target_shape, int):
-            target_shape = (target_shape,)
-        try:
-            shape = tuple(_int(d) for d in target_shape)
-        except (TypeError, ValueError):
-            raise ValueError(f"Reshape target_shape must be a tuple of integers, not {target_shape!r}") from None
-        if not shape or any(d < 1 and d != -1 for d in shape) or shape.count(-1) > 1:
-            raise ValueError(f"Reshape target_shape must be positive integers with at most one -1, "
-                             f"not {target_shape!r}")
-        self.target_shape = shape
-
-    def _add_to(self, native):
-        native.add_reshape(list(self.target_shape), self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(tuple(info["target_shape"]), name=info["name"] or None)
+        self._declare(target_shape=(target_shape,) if isinstance(target_shape, int) else target_shape)
 
     def __repr__(self):
         return f"Reshape({self.target_shape})"
@@ -268,30 +242,40 @@ class BatchNormalization(Layer):
         if axis not in (-1, [-1], (-1,)):
             raise ValueError(f"BatchNormalization axis={axis!r} is not supported by onefit: it normalises the last "
                              "axis (channels last)")
-        if not 0 <= float(momentum) <= 1:
-            raise ValueError(f"BatchNormalization momentum must be in [0, 1], not {momentum!r}")
-        if not float(epsilon) > 0:
-            raise ValueError(f"BatchNormalization epsilon must be positive, not {epsilon!r}")
-        self.momentum = float(momentum)
-        self.epsilon = float(epsilon)
-        self.center = bool(center)
-        self.scale = bool(scale)
-
-    def _add_to(self, native):
-        native.add_batch_normalization(self.momentum, self.epsilon, self.center, self.scale, self.name or "")
-
-    @classmethod
-    def _from_info(cls, info):
-        return cls(momentum=_float32_shortest(info["momentum"]), epsilon=_float32_shortest(info["epsilon"]),
-                   center=info["center"], scale=info["scale"], name=info["name"] or None)
+        self._declare(momentum=momentum, epsilon=epsilon, center=center, scale=scale)
 
     def __repr__(self):
         return f"BatchNormalization(momentum={self.momentum}, epsilon={self.epsilon})"
 
 
+def _declared_class(kind):
+    """A class for a kind declared natively without one written here: Keras's name, its declared
+    arguments by position or name, and the arguments every layer takes."""
+
+    def __init__(self, *args, name=None, input_shape=None, **kwargs):
+        names = kind["arguments"]
+        if len(args) > len(names):
+            raise TypeError(f"{kind['keras_class']} takes at most {len(names)} positional arguments")
+        given = dict(zip(names, args))
+        for key in [k for k in kwargs if k in names]:
+            if key in given:
+                raise TypeError(f"{kind['keras_class']} got {key} twice")
+            given[key] = kwargs.pop(key)
+        _no_unsupported(kwargs, kind["keras_class"])
+        Layer.__init__(self, name, input_shape)
+        self._declare(**given)
+
+    return type(kind["keras_class"], (Layer,), {"__init__": __init__, "__module__": __name__,
+                                                 "__doc__": f"keras.layers.{kind['keras_class']}"
+                                                            f"({', '.join(kind['arguments'])}, name=None)"})
+
+
+for _kind in list(_KINDS.values()):
+    if _kind["keras_class"] not in globals():
+        globals()[_kind["keras_class"]] = _declared_class(_kind)
+
 # The layers a model holds, by Keras class name (what the native model's layer list reports).
-LAYERS = {cls.__name__: cls for cls in (Dense, Dropout, Conv2D, MaxPooling2D, AveragePooling2D,
-                                        GlobalAveragePooling2D, Flatten, Reshape, BatchNormalization)}
+LAYERS = {name: globals()[name] for name in _KINDS}
 IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D)
 
 
@@ -306,29 +290,8 @@ def _float32_shortest(value):
     return as_f32
 
 
-def _int(value):
-    if isinstance(value, bool) or int(value) != value:
-        raise ValueError(value)
-    return int(value)
-
-
-def _pair(value, layer, what):
-    """Keras's int-or-pair argument (kernel_size, strides, pool_size) as a pair of positive ints."""
-    try:
-        pair = (value, value) if isinstance(value, numbers.Integral) else value
-        pair = tuple(_int(d) for d in pair)
-    except (TypeError, ValueError):
-        pair = None
-    if pair is None or len(pair) != 2 or min(pair) < 1:
-        raise ValueError(f"{layer} {what} must be a positive integer or a pair of them, not {value!r}")
-    return pair
-
-
-def _padding(padding, layer):
-    name = padding.lower() if isinstance(padding, str) else padding
-    if name not in ("valid", "same"):
-        raise ValueError(f"{layer} padding must be 'valid' or 'same', not {padding!r}")
-    return name
+def _padding(padding):
+    return padding.lower() if isinstance(padding, str) else padding  # Keras takes "SAME" too
 
 
 def _channels_last(data_format, layer):

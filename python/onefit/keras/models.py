@@ -61,7 +61,7 @@ class Sequential:
                 raise ValueError("Input must come before the first layer")
             self._input_shape = layer.shape[1:]
             return
-        if not isinstance(layer, tuple(_layers.LAYERS.values())):
+        if not isinstance(layer, _layers.Layer) or layer._type is None:
             raise TypeError(f"onefit.keras.Sequential takes the layers {', '.join(_layers.LAYERS)}, not {layer!r}")
         if self._native is not None:
             raise ValueError("layers cannot be added after the model is built (compile or fit built it)")

@@ -9,6 +9,7 @@
 #define ONEFIT_NN_OPS_DROPOUT_HPP
 #endif
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,11 @@ struct DropoutOp {
         s.draws_random = true;
         return s;
     }
-    static std::vector<LayerAttribute> attributes() { return {{"rate", &Layer::rate}}; }
+    static std::vector<LayerAttribute> attributes() { return {{"rate", &Layer::rate, 1, true}}; }
     static void check(const Layer& l) {
-        if (!(l.rate >= 0.0f && l.rate < 1.0f)) throw Error("rate must be in [0, 1), got " + std::to_string(l.rate));
+        char got[32];
+        std::snprintf(got, sizeof got, "%g", l.rate);
+        if (!(l.rate >= 0.0f && l.rate < 1.0f)) throw Error(std::string("rate must be in [0, 1), got ") + got);
     }
     template <class T>
     static void forward(const OpArgs<T>& a) {

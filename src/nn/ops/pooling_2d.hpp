@@ -31,7 +31,8 @@ struct Pooling2D {
         return s;
     }
     static std::vector<LayerAttribute> attributes() {
-        return {{"pool_size", &Layer::pool_size}, {"strides", &Layer::strides}, {"padding", &Layer::padding}};
+        return {{"pool_size", &Layer::pool_size}, {"strides", &Layer::strides, 1, false, "pool_size"},
+                {"padding", &Layer::padding}};
     }
     static void check(const Layer& l) {
         check_positive_pair(l.pool_size, "pool_size");

@@ -61,7 +61,7 @@ struct ReshapeOp : CopyValues {
         s.output = out;
         return s;
     }
-    static std::vector<LayerAttribute> attributes() { return {{"target_shape", &Layer::target_shape, -1}}; }
+    static std::vector<LayerAttribute> attributes() { return {{"target_shape", &Layer::target_shape, -1, true}}; }
     static void check(const Layer& l) {
         if (l.target_shape.empty()) throw Error("target_shape is empty");
         int inferred = 0;

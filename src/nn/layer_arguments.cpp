@@ -1,0 +1,178 @@
+// Layers from their kind's declaration (nn/layer_kinds.hpp's LayerAttribute table): make_layer
+// takes Keras's argument names and values, layer_arguments gives them back. The config reader,
+// the CLI's --layers and the Python binding all build layers here, so a kind declared in its op
+// file reaches every surface without code of its own.
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "core/overloaded.hpp"
+#include "nn/layer_kinds.hpp"
+#include "onefit/error.hpp"
+#include "onefit/layers.hpp"
+
+namespace onefit {
+namespace {
+
+// No layer argument needs more (a million units is already 4 MB per sample and layer).
+constexpr int64_t kLargest = int64_t{1} << 30;
+
+std::string value_kind(const LayerValue& v) {
+    constexpr const char* names[] = {"None", "a boolean", "an integer", "a number", "a string", "a list"};
+    return names[v.index()];
+}
+
+std::string quoted(const LayerValue& v) {
+    if (const auto* s = std::get_if<std::string>(&v)) return " '" + *s + "'";
+    if (const auto* i = std::get_if<int64_t>(&v)) return " " + std::to_string(*i);
+    return "";
+}
+
+// `at`: the argument's name, with the index of an entry of a list ("kernel_size[1]").
+int64_t integer(const LayerValue& v, const nn::LayerAttribute& a, const std::string& at) {
+    const auto* i = std::get_if<int64_t>(&v);
+    if (!i) throw Error(at + " must be an integer, not " + value_kind(v) + quoted(v));
+    if (*i < a.min) throw Error(at + " must be at least " + std::to_string(a.min) + ", got " + std::to_string(*i));
+    if (*i > kLargest) throw Error(at + " must be at most " + std::to_string(kLargest) + ", got " + std::to_string(*i));
+    return *i;
+}
+
+int64_t integer(const LayerValue& v, const nn::LayerAttribute& a) { return integer(v, a, a.name); }
+
+std::vector<int64_t> integers(const LayerValue& v, const nn::LayerAttribute& a, size_t count) {
+    const auto* list = std::get_if<std::vector<int64_t>>(&v);
+    if (!list) {
+        if (count == 2 && std::holds_alternative<int64_t>(v)) return {integer(v, a), integer(v, a)};  // a square
+        throw Error(std::string(a.name) + " must be " + (count == 2 ? "an integer or a pair of them" : "a list of integers") +
+                    ", not " + value_kind(v) + quoted(v));
+    }
+    if (count && list->size() != count)
+        throw Error(std::string(a.name) + " must be a pair of integers, got " + std::to_string(list->size()) + " of them");
+    for (size_t i = 0; i < list->size(); ++i) integer((*list)[i], a, std::string(a.name) + "[" + std::to_string(i) + "]");
+    return *list;
+}
+
+std::string text(const LayerValue& v, const nn::LayerAttribute& a) {
+    const auto* s = std::get_if<std::string>(&v);
+    if (!s) throw Error(std::string(a.name) + " must be a string, not " + value_kind(v) + quoted(v));
+    return *s;
+}
+
+// Where a library function names the value but not the argument ("unknown activation 'x'").
+template <class F>
+auto naming(const nn::LayerAttribute& a, F f) {
+    try {
+        return f();
+    } catch (const Error& e) {
+        throw Error(std::string(a.name) + ": " + e.what());
+    }
+}
+
+void set(Layer& layer, const nn::LayerAttribute& a, const LayerValue& v) {
+    std::visit(Overloaded{[&](int64_t Layer::*f) { layer.*f = integer(v, a); },
+                          [&](float Layer::*f) {
+                              if (const auto* d = std::get_if<double>(&v)) layer.*f = static_cast<float>(*d);
+                              else if (const auto* i = std::get_if<int64_t>(&v)) layer.*f = static_cast<float>(*i);
+                              else throw Error(std::string(a.name) + " must be a number, not " + value_kind(v) + quoted(v));
+                          },
+                          [&](bool Layer::*f) {
+                              const auto* b = std::get_if<bool>(&v);
+                              if (!b) throw Error(std::string(a.name) + " must be true or false, not " + value_kind(v) + quoted(v));
+                              layer.*f = *b;
+                          },
+                          [&](std::string Layer::*f) { layer.*f = text(v, a); },
+                          [&](std::array<int64_t, 2> Layer::*f) {
+                              const std::vector<int64_t> pair = integers(v, a, 2);
+                              layer.*f = {pair[0], pair[1]};
+                          },
+                          [&](std::vector<int64_t> Layer::*f) { layer.*f = integers(v, a, 0); },
+                          [&](Padding Layer::*f) { layer.*f = naming(a, [&] { return padding_from_name(text(v, a)); }); },
+                          [&](Activation Layer::*f) {
+                              // Keras's activation=None is linear.
+                              layer.*f = std::holds_alternative<std::monostate>(v)
+                                             ? Activation::linear
+                                             : naming(a, [&] { return activation_from_name(text(v, a)); });
+                          }},
+               a.field);
+}
+
+LayerValue get(const Layer& layer, const nn::LayerAttribute& a) {
+    return std::visit(Overloaded{[&](float Layer::*f) -> LayerValue { return static_cast<double>(layer.*f); },
+                                 [&](Padding Layer::*f) -> LayerValue { return padding_name(layer.*f); },
+                                 [&](Activation Layer::*f) -> LayerValue { return activation_name(layer.*f); },
+                                 [&](std::array<int64_t, 2> Layer::*f) -> LayerValue {
+                                     return std::vector<int64_t>{(layer.*f)[0], (layer.*f)[1]};
+                                 },
+                                 [&](auto f) -> LayerValue { return layer.*f; }},
+                      a.field);
+}
+
+const nn::LayerAttribute* find(const std::vector<nn::LayerAttribute>& attributes, const std::string& name) {
+    for (const nn::LayerAttribute& a : attributes)
+        if (name == a.name) return &a;
+    return nullptr;
+}
+
+std::string argument_list(const nn::LayerKindInfo& info, const std::vector<nn::LayerAttribute>& attributes) {
+    if (attributes.empty()) return std::string(info.keras_class) + " takes no arguments but name";
+    std::string list;
+    for (const nn::LayerAttribute& a : attributes) list += (list.empty() ? "" : ", ") + std::string(a.name);
+    return std::string(info.keras_class) + " takes " + list;
+}
+
+}  // namespace
+
+std::vector<LayerKindDescription> layer_kinds() {
+    std::vector<LayerKindDescription> kinds;
+    for (Layer::Kind kind : nn::all_layer_kinds()) {
+        const nn::LayerKindInfo& info = nn::layer_kind(kind);
+        LayerKindDescription d{info.type, info.keras_class, {}, {}};
+        for (const nn::LayerAttribute& a : info.attributes()) {
+            d.arguments.push_back(a.name);
+            if (a.required) d.required.push_back(a.name);
+        }
+        kinds.push_back(std::move(d));
+    }
+    return kinds;
+}
+
+Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name) {
+    Layer layer;
+    if (!nn::layer_kind_from_type(type, layer.kind))
+        throw Error("unknown layer type '" + type + "' (known: " + nn::known_layer_types() + ")");
+    layer.name = name;
+    const nn::LayerKindInfo& info = nn::layer_kind(layer.kind);
+    const std::vector<nn::LayerAttribute> attributes = info.attributes();
+    std::set<std::string> given;
+    try {
+        for (const auto& [key, value] : arguments) {
+            const nn::LayerAttribute* a = find(attributes, key);
+            if (!a) throw Error("unknown argument '" + key + "' (" + argument_list(info, attributes) + ")");
+            if (!given.insert(key).second) throw Error(key + " is given twice");
+            const bool none = std::holds_alternative<std::monostate>(value);
+            if (none && a->required) throw Error(key + " is required; None is not a value for it");
+            if (!none || std::holds_alternative<Activation Layer::*>(a->field)) set(layer, *a, value);
+            else given.erase(key);  // None: the default
+        }
+        for (const nn::LayerAttribute& a : attributes) {
+            if (given.count(a.name)) continue;
+            if (a.required) throw Error(std::string(a.name) + " is required");
+            if (const nn::LayerAttribute* from = a.defaults_to ? find(attributes, a.defaults_to) : nullptr)
+                set(layer, a, get(layer, *from));
+        }
+        info.check(layer);
+    } catch (const Error& e) {
+        throw Error(std::string(info.keras_class) + ": " + e.what());
+    }
+    return layer;
+}
+
+LayerArguments layer_arguments(const Layer& layer) {
+    LayerArguments arguments;
+    for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes()) arguments.emplace_back(a.name, get(layer, a));
+    return arguments;
+}
+
+std::string layer_type(Layer::Kind kind) { return nn::layer_kind(kind).type; }
+
+}  // namespace onefit

@@ -1,0 +1,117 @@
+// Layers from their kind's declaration: make_layer with Keras's argument names gives the layer the
+// public constructors give, layer_arguments gives those arguments back, and a wrong argument is an
+// error naming the kind and the argument.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "nn/layer_kinds.hpp"
+#include "onefit/error.hpp"
+#include "onefit/layers.hpp"
+
+namespace onefit {
+namespace {
+
+std::string error_of(const std::string& type, const LayerArguments& arguments) {
+    try {
+        make_layer(type, arguments);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+// One layer of every kind, each argument away from its default where it has one.
+std::vector<Layer> one_of_each_kind() {
+    Layer dense = Dense(5, "relu", false, "d");
+    dense.kernel_initializer = "he_normal";
+    return {dense,
+            Dropout(0.3f),
+            Flatten(),
+            Reshape({2, -1}),
+            Conv2D(4, {3, 2}, {2, 1}, "same", "tanh", false),
+            MaxPooling2D({3, 3}, {2, 1}, "same"),
+            AveragePooling2D(2, 1),
+            GlobalAveragePooling2D(),
+            BatchNormalization(0.9f, 1e-2f, false, true)};
+}
+
+TEST(LayerArguments, EveryKindComesBackFromItsArgumentsAsItWasMade) {
+    std::set<std::string> covered;
+    for (const Layer& layer : one_of_each_kind()) {
+        const std::string type = layer_type(layer.kind);
+        covered.insert(type);
+        const Layer again = make_layer(type, layer_arguments(layer), layer.name);
+        EXPECT_EQ(again.kind, layer.kind) << type;
+        EXPECT_EQ(again.name, layer.name) << type;
+        EXPECT_EQ(layer_arguments(again), layer_arguments(layer)) << type;
+    }
+    // A kind added to the table without a line here fails this test rather than going untested.
+    for (const LayerKindDescription& kind : layer_kinds()) EXPECT_EQ(covered.count(kind.type), 1u) << kind.type;
+    EXPECT_EQ(covered.size(), layer_kinds().size());
+}
+
+TEST(LayerArguments, MakeLayerGivesWhatTheConstructorsGive) {
+    EXPECT_EQ(layer_arguments(make_layer("dense", {{"units", int64_t{5}}, {"activation", std::string("relu")},
+                                                   {"use_bias", false}})),
+              layer_arguments(Dense(5, "relu", false)));
+    // Keras's defaults for what is not given; activation=None is linear; an int pair is a square.
+    EXPECT_EQ(layer_arguments(make_layer("conv2d", {{"filters", int64_t{4}}, {"kernel_size", int64_t{3}},
+                                                    {"activation", std::monostate{}}})),
+              layer_arguments(Conv2D(4, 3)));
+    // A number where Keras takes a float, an integer too.
+    EXPECT_FLOAT_EQ(make_layer("dropout", {{"rate", 0.25}}).rate, 0.25f);
+    EXPECT_FLOAT_EQ(make_layer("batch_normalization", {{"epsilon", int64_t{1}}}).epsilon, 1.0f);
+}
+
+TEST(LayerArguments, APoolingLayersStridesAreItsPoolSizeUnlessGiven) {
+    EXPECT_EQ(make_layer("max_pooling2d", {{"pool_size", int64_t{3}}}).strides, (std::array<int64_t, 2>{3, 3}));
+    EXPECT_EQ(make_layer("average_pooling2d", {{"pool_size", std::vector<int64_t>{3, 2}}, {"strides", std::monostate{}}})
+                  .strides,
+              (std::array<int64_t, 2>{3, 2}));
+    EXPECT_EQ(make_layer("max_pooling2d", {{"strides", int64_t{1}}}).strides, (std::array<int64_t, 2>{1, 1}));
+    EXPECT_EQ(make_layer("max_pooling2d", {}).strides, (std::array<int64_t, 2>{2, 2}));  // Keras's pool_size (2, 2)
+}
+
+TEST(LayerArguments, AWrongArgumentNamesTheKindAndTheArgument) {
+    EXPECT_EQ(error_of("dense", {}), "Dense: units is required");
+    EXPECT_EQ(error_of("dense", {{"units", std::monostate{}}}), "Dense: units is required; None is not a value for it");
+    EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"unit", int64_t{3}}}),
+              "Dense: unknown argument 'unit' (Dense takes units, activation, use_bias, kernel_initializer, "
+              "bias_initializer)");
+    EXPECT_EQ(error_of("flatten", {{"units", int64_t{3}}}),
+              "Flatten: unknown argument 'units' (Flatten takes no arguments but name)");
+    EXPECT_EQ(error_of("dense", {{"units", std::string("32")}}), "Dense: units must be an integer, not a string '32'");
+    EXPECT_EQ(error_of("dense", {{"units", int64_t{0}}}), "Dense: units must be at least 1, got 0");
+    EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"units", int64_t{4}}}), "Dense: units is given twice");
+    EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"kernel_initializer", std::string("orthogonal")}}),
+              "Dense: kernel_initializer is 'orthogonal'; onefit knows glorot_uniform, glorot_normal, he_uniform, "
+              "he_normal, lecun_uniform, zeros, ones");
+    EXPECT_EQ(error_of("conv2d", {{"filters", int64_t{4}}, {"kernel_size", std::vector<int64_t>{3, 0}}}),
+              "Conv2D: kernel_size[1] must be at least 1, got 0");
+    EXPECT_EQ(error_of("conv2d", {{"filters", int64_t{4}}, {"kernel_size", std::vector<int64_t>{3, 3, 3}}}),
+              "Conv2D: kernel_size must be a pair of integers, got 3 of them");
+    EXPECT_EQ(error_of("max_pooling2d", {{"padding", std::string("full")}}).rfind("MaxPooling2D: padding: ", 0), 0u);
+    EXPECT_EQ(error_of("dropout", {{"rate", 1.5}}), "Dropout: rate must be in [0, 1), got 1.5");
+    EXPECT_EQ(error_of("dropout", {{"rate", true}}), "Dropout: rate must be a number, not a boolean");
+    EXPECT_EQ(error_of("reshape", {{"target_shape", std::vector<int64_t>{-1, -1}}}),
+              "Reshape: at most one target_shape entry may be -1");
+    EXPECT_EQ(error_of("conv3d", {}).rfind("unknown layer type 'conv3d' (known: dense, ", 0), 0u);
+}
+
+TEST(LayerArguments, TheKindsListTheirKerasNamesAndWhichAreRequired) {
+    for (const LayerKindDescription& kind : layer_kinds()) {
+        if (kind.type != "conv2d") continue;
+        EXPECT_EQ(kind.keras_class, "Conv2D");
+        EXPECT_EQ(kind.arguments, (std::vector<std::string>{"filters", "kernel_size", "strides", "padding", "activation",
+                                                            "use_bias", "kernel_initializer", "bias_initializer"}));
+        EXPECT_EQ(kind.required, (std::vector<std::string>{"filters", "kernel_size"}));
+        return;
+    }
+    FAIL() << "no conv2d kind";
+}
+
+}  // namespace
+}  // namespace onefit
