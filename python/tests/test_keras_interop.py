@@ -101,3 +101,38 @@ def test_from_keras_of_a_functional_model_names_the_real_limit():
     functional = real_keras.Model(inputs, outputs, name="graph")
     with pytest.raises(TypeError, match="'graph' is a Keras Functional model; onefit builds Sequential models only"):
         keras.from_keras(functional)
+
+
+def test_train_test_and_predict_on_batch_match_keras(iris_like):
+    # Keras's one-batch calls, against Keras 3 from the same weights and optimizer: each
+    # train_on_batch is one step on exactly those rows, returning that step's loss and metrics.
+    x, y, _ = iris_like
+    k = keras_model(dropout=False)
+    k.compile(optimizer=real_keras.optimizers.Adam(0.01), loss="categorical_crossentropy", metrics=["mae"])
+    m = keras.from_keras(k)
+    for rows in (slice(0, 20), slice(20, 45), slice(45, 150)):
+        got = m.train_on_batch(x[rows], y[rows])
+        want = k.train_on_batch(x[rows], y[rows])
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert m.history is None  # no fit ran as far as the user is concerned
+    np.testing.assert_allclose(m.test_on_batch(x[:30], y[:30]), k.test_on_batch(x[:30], y[:30]), rtol=1e-5)
+    logs = m.train_on_batch(x[:10], y[:10], return_dict=True)
+    assert set(logs) == set(k.train_on_batch(x[:10], y[:10], return_dict=True))
+    np.testing.assert_allclose(m.predict_on_batch(x[:7]), k.predict_on_batch(x[:7]), rtol=1e-5, atol=1e-6)
+
+
+def test_to_categorical_is_keras_and_refuses_labels_keras_would_wrap():
+    for labels, classes in (([0, 2, 1, 2], None), ([[1], [0], [3]], None), (np.array([1, 0]), 4),
+                            (np.array([[0, 1], [2, 0]]), 3), (np.array([2.0, 0.0]), None)):
+        want = real_keras.utils.to_categorical(labels, classes)
+        got = keras.utils.to_categorical(labels, classes)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="label -1 is outside 0..2"):
+        keras.utils.to_categorical([0, -1, 2])  # Keras gives -1 the last class
+    with pytest.raises(ValueError, match="label 3 is outside 0..2"):
+        keras.utils.to_categorical([0, 3], num_classes=3)
+    with pytest.raises(ValueError, match="integer class labels; got 2.5"):
+        keras.utils.to_categorical([0, 2.5])  # Keras truncates it to 2

@@ -262,11 +262,44 @@ class Sequential:
         elif steps is not None:
             raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
         logs = self._require_built("evaluate").evaluate(_float32(x, "x"), _float32(y, "y"), 32 if batch_size is None else int(batch_size))
+        return self._keras_result(logs, return_dict)
+
+    def _keras_result(self, logs, return_dict):
+        """Logs as Keras's evaluate and *_on_batch return them: a dict, the loss alone, or the loss
+        then the compiled metrics in order."""
         if return_dict:
             return dict(logs)
         names = ["loss"] + [k for k in self._compiled[2] if k in logs]
         names += sorted(k for k in logs if k not in names)
         return logs["loss"] if len(names) == 1 else [logs[k] for k in names]
+
+    # ---- Keras's one-batch calls: each one program call on exactly the rows given ----
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        """One optimizer step on exactly this batch, as Keras's train_on_batch: the loss and metrics
+        returned are those of the step's forward pass (before its update), as Keras reports them;
+        model.history is left as the last fit left it."""
+        if isinstance(x, _data.Dataset):
+            raise ValueError("train_on_batch takes arrays x and y, not a Dataset (use fit)")
+        x = _float32(x, "x")
+        if len(x) == 0:
+            raise ValueError("train_on_batch: x has no rows")
+        history = getattr(self, "history", None)
+        try:
+            logs = self.fit(x, y, batch_size=len(x), epochs=1, verbose=0, shuffle=False, sample_weight=sample_weight,
+                            class_weight=class_weight).history
+        finally:
+            self.history = history
+        return self._keras_result({key: values[-1] for key, values in logs.items()}, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        """The loss and metrics on exactly this batch, as Keras's test_on_batch."""
+        x = _float32(x, "x")
+        return self.evaluate(x, y, batch_size=max(len(x), 1), sample_weight=sample_weight, return_dict=return_dict)
+
+    def predict_on_batch(self, x):
+        """The model's outputs for exactly this batch, as Keras's predict_on_batch."""
+        x = _float32(x, "x")
+        return self.predict(x, batch_size=max(len(x), 1))
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
         if callbacks:
