@@ -136,3 +136,33 @@ def test_to_categorical_is_keras_and_refuses_labels_keras_would_wrap():
         keras.utils.to_categorical([0, 3], num_classes=3)
     with pytest.raises(ValueError, match="integer class labels; got 2.5"):
         keras.utils.to_categorical([0, 2.5])  # Keras truncates it to 2
+
+
+def test_learning_rate_callbacks_follow_keras_epoch_by_epoch(iris_like):
+    # LearningRateScheduler and ReduceLROnPlateau against Keras 3 from the same weights: the same
+    # rates (logged as "learning_rate") and the same per-epoch losses, so each rate took effect
+    # from the step Keras's did.
+    x, y, _ = iris_like
+
+    def histories(callback):
+        k = keras_model(dropout=False)
+        k.compile(optimizer=real_keras.optimizers.SGD(0.2), loss="categorical_crossentropy")
+        m = keras.from_keras(k)
+        kh = k.fit(x, y, batch_size=30, epochs=8, shuffle=False, verbose=0, callbacks=[callback(real_keras)]).history
+        mh = m.fit(x, y, batch_size=30, epochs=8, shuffle=False, verbose=0, callbacks=[callback(keras)]).history
+        return kh, mh
+
+    for callback in (lambda k: k.callbacks.LearningRateScheduler(lambda epoch, lr: lr if epoch < 2 else lr * 0.5),
+                     lambda k: k.callbacks.LearningRateScheduler(lambda epoch: 0.2 / (1 + epoch)),
+                     lambda k: k.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=1, min_delta=0.05,
+                                                             cooldown=1)):
+        kh, mh = histories(callback)
+        np.testing.assert_allclose(mh["learning_rate"], kh["learning_rate"], rtol=1e-7)
+        np.testing.assert_allclose(mh["loss"], kh["loss"], rtol=1e-5)
+    assert len(set(mh["learning_rate"])) > 1  # the plateau rule did lower the rate
+    with pytest.raises(ValueError, match="factor >= 1.0"):
+        keras.callbacks.ReduceLROnPlateau(factor=2)
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    m.compile("sgd", "mse")
+    with pytest.raises(ValueError, match="should be a float"):
+        m.fit(x, y, epochs=1, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(lambda e, lr: "fast")])

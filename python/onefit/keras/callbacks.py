@@ -1,5 +1,12 @@
-"""keras.callbacks: a Callback base for your own epoch-end hooks, and EarlyStopping,
-ModelCheckpoint and CSVLogger (onefit's C++ ones, with Keras 3's defaults and semantics)."""
+"""keras.callbacks: a Callback base for your own epoch-end hooks, EarlyStopping, ModelCheckpoint
+and CSVLogger (onefit's C++ ones, with Keras 3's defaults and semantics), and LearningRateScheduler
+and ReduceLROnPlateau (Keras 3's rules, between epochs; the rate they set reaches the running CPU
+fit from its next step)."""
+import sys
+import warnings
+
+import numpy as np
+
 from onefit import _onefit
 
 
@@ -100,6 +107,112 @@ class CSVLogger(_Native):
     def __init__(self, filename, separator=",", append=False):
         super().__init__()
         self._native = _onefit.CSVLogger(str(filename), separator, bool(append))
+
+
+class LearningRateScheduler(Callback):
+    """keras.callbacks.LearningRateScheduler(schedule, verbose=0): at each epoch's start the rate is
+    schedule(epoch, learning_rate) (or schedule(epoch), Keras's old form), a float; each epoch's logs
+    get the rate it trained at as "learning_rate"."""
+
+    def __init__(self, schedule, verbose=0):
+        super().__init__()
+        self.schedule = schedule
+        self.verbose = verbose
+
+    def on_epoch_begin(self, epoch, logs=None):
+        optimizer = self.model.optimizer
+        try:  # Keras's order: the two-argument form, then the old one-argument form on a TypeError
+            learning_rate = self.schedule(epoch, float(optimizer.learning_rate))
+        except TypeError:
+            learning_rate = self.schedule(epoch)
+        if not isinstance(learning_rate, (float, np.float32, np.float64)):
+            raise ValueError(f"The output of the `schedule` function should be a float. Got: {learning_rate}")
+        optimizer.learning_rate = float(learning_rate)
+        if self.verbose > 0:
+            print(f"\nEpoch {epoch + 1}: LearningRateScheduler setting learning rate to {learning_rate}.",
+                  file=sys.stdout)
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["learning_rate"] = _float32_value(self.model.optimizer.learning_rate)
+
+
+class ReduceLROnPlateau(Callback):
+    """keras.callbacks.ReduceLROnPlateau(monitor="val_loss", factor=0.1, patience=10, verbose=0,
+    mode="auto", min_delta=1e-4, cooldown=0, min_lr=0.0): the rate times `factor` (not below min_lr)
+    after `patience` epochs without an improvement of more than min_delta, then `cooldown` epochs
+    of rest; Keras 3's rules, and each epoch's logs get "learning_rate"."""
+
+    def __init__(self, monitor="val_loss", factor=0.1, patience=10, verbose=0, mode="auto", min_delta=1e-4,
+                 cooldown=0, min_lr=0.0, **kwargs):
+        super().__init__()
+        if kwargs:
+            raise TypeError(f"ReduceLROnPlateau: unrecognized keyword argument(s) {', '.join(sorted(kwargs))}")
+        if factor >= 1.0:
+            raise ValueError(f"ReduceLROnPlateau does not support a factor >= 1.0. Received factor={factor}")
+        if mode not in ("auto", "min", "max"):
+            warnings.warn(f"ReduceLROnPlateau mode '{mode}' is unknown, fallback to auto mode.", stacklevel=2)
+            mode = "auto"
+        self.monitor, self.mode, self.min_delta = monitor, mode, abs(min_delta)
+        self.factor, self.min_lr, self.patience, self.verbose, self.cooldown = factor, min_lr, patience, verbose, cooldown
+        self._reset()
+
+    def _reset(self):
+        self.best = None
+        self.cooldown_counter = 0
+        self.wait = 0
+
+    def _lower_is_better(self):
+        if self.mode != "auto":
+            return self.mode == "min"
+        name = self.monitor.removeprefix("val_")
+        if name in ("loss", "mae", "mse", "mean_absolute_error", "mean_squared_error"):
+            return True
+        if name in ("accuracy", "acc", "binary_accuracy", "categorical_accuracy", "sparse_categorical_accuracy"):
+            return False
+        raise ValueError(f"ReduceLROnPlateau callback received monitor={self.monitor}, but Keras isn't able to "
+                         "automatically determine whether that metric should be maximized or minimized. Pass "
+                         "`mode='max'` in order to monitor based on the highest metric value, or pass `mode='min'` "
+                         "in order to use the lowest value.")
+
+    def on_train_begin(self, logs=None):
+        self._reset()
+        self._lower = self._lower_is_better()
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = {} if logs is None else logs
+        optimizer = self.model.optimizer
+        logs["learning_rate"] = _float32_value(optimizer.learning_rate)
+        current = logs.get(self.monitor)
+        if current is None:
+            warnings.warn(f"Learning rate reduction is conditioned on metric `{self.monitor}` which is not "
+                          f"available. Available metrics are: {','.join(logs)}.", stacklevel=2)
+            return
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.wait = 0
+        delta = -self.min_delta if self._lower else self.min_delta
+        improved = self.best is None or (current - delta < self.best if self._lower else current - delta > self.best)
+        if improved:
+            self.best = current
+            self.wait = 0
+        elif self.cooldown_counter <= 0:
+            self.wait += 1
+            if self.wait >= self.patience:
+                old = float(optimizer.learning_rate)
+                if old > np.float32(self.min_lr):
+                    new = max(old * self.factor, self.min_lr)
+                    optimizer.learning_rate = new
+                    if self.verbose > 0:
+                        print(f"\nEpoch {epoch + 1}: ReduceLROnPlateau reducing learning rate to {new}.",
+                              file=sys.stdout)
+                    self.cooldown_counter = self.cooldown
+                    self.wait = 0
+
+
+def _float32_value(learning_rate):
+    """The rate as Keras logs it: its float32 variable's value, widened."""
+    return float(np.float32(float(learning_rate)))
 
 
 class History(Callback):
