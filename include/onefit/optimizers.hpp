@@ -18,6 +18,10 @@ struct Optimizer {
     float rho = 0.9f;                       // rmsprop
     bool centered = false;                  // rmsprop
     float initial_accumulator_value = 0.1f; // adagrad
+    // Keras's gradient clipping, every optimizer; 0 is off, at most one is set (Keras's rule):
+    // each parameter array's gradient scaled to an L2 norm of at most clipnorm, all of them
+    // together to a global norm of at most global_clipnorm, or each value into [-clipvalue, clipvalue].
+    float clipnorm = 0.0f, global_clipnorm = 0.0f, clipvalue = 0.0f;
 };
 
 Optimizer SGD(float learning_rate = 0.01f, float momentum = 0.0f, bool nesterov = false);

@@ -255,6 +255,9 @@ NB_MODULE(_onefit, m) {
         .def_rw("rho", &onefit::Optimizer::rho)
         .def_rw("centered", &onefit::Optimizer::centered)
         .def_rw("initial_accumulator_value", &onefit::Optimizer::initial_accumulator_value)
+        .def_rw("clipnorm", &onefit::Optimizer::clipnorm)
+        .def_rw("global_clipnorm", &onefit::Optimizer::global_clipnorm)
+        .def_rw("clipvalue", &onefit::Optimizer::clipvalue)
         .def_prop_ro("name", [](const onefit::Optimizer& o) { return onefit::optimizer_name(o.kind); });
 
     nb::class_<onefit::Loss>(m, "Loss")

@@ -83,8 +83,8 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
     with pytest.raises(ValueError, match="not built"):
         keras.from_keras(real_keras.Sequential([real_keras.layers.Dense(2)]))
     k = keras_model()
-    k.compile(optimizer=real_keras.optimizers.Adam(clipnorm=1.0), loss="mse")
-    with pytest.raises(ValueError, match="clipnorm"):
+    k.compile(optimizer=real_keras.optimizers.Adam(use_ema=True), loss="mse")  # (clipnorm is carried now)
+    with pytest.raises(ValueError, match="use_ema"):
         keras.from_keras(k)
     for setting in (dict(loss_weights=[2.0]), dict(weighted_metrics=["mae"])):
         k = keras_model()
@@ -166,3 +166,35 @@ def test_learning_rate_callbacks_follow_keras_epoch_by_epoch(iris_like):
     m.compile("sgd", "mse")
     with pytest.raises(ValueError, match="should be a float"):
         m.fit(x, y, epochs=1, verbose=0, callbacks=[keras.callbacks.LearningRateScheduler(lambda e, lr: "fast")])
+
+
+@pytest.mark.parametrize("clip", [{"clipnorm": 0.05}, {"global_clipnorm": 0.08}, {"clipvalue": 0.01}])
+def test_gradient_clipping_follows_keras(iris_like, tmp_path, clip):
+    # Keras's clipnorm (each array), global_clipnorm (all arrays) and clipvalue, small enough to
+    # clip every step: the same per-epoch losses and weights as Keras 3 from the same start, and the
+    # setting kept by save/load and to_keras.
+    x, y, _ = iris_like
+    k = keras_model(dropout=False)
+    k.compile(optimizer=real_keras.optimizers.Adam(0.01, **clip), loss="categorical_crossentropy")
+    m = keras.from_keras(k)
+    assert {c: getattr(m.optimizer, c) for c in clip} == clip
+    k_loss = k.fit(x, y, batch_size=30, epochs=3, shuffle=False, verbose=0).history["loss"]
+    m_loss = m.fit(x, y, batch_size=30, epochs=3, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(m_loss, k_loss, rtol=1e-5)
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    unclipped = keras.from_keras(keras_model(dropout=False))
+    unclipped.compile(optimizer=keras.optimizers.Adam(0.01), loss="categorical_crossentropy")
+    free_loss = unclipped.fit(x, y, batch_size=30, epochs=3, shuffle=False, verbose=0).history["loss"]
+    assert not np.allclose(free_loss, m_loss, rtol=1e-3)  # the clip did change the fit
+    m.save(str(tmp_path / "clipped"))
+    loaded = keras.models.load_model(str(tmp_path / "clipped"))
+    assert {c: getattr(loaded.optimizer, c) for c in clip} == clip
+    assert {c: getattr(m.to_keras().optimizer, c) for c in clip} == clip
+
+
+def test_clipping_settings_are_checked_as_keras_checks_them():
+    with pytest.raises(ValueError, match="Only one of `clipnorm`, `clipvalue` and `global_clipnorm`"):
+        keras.optimizers.Adam(clipnorm=1.0, clipvalue=0.5)
+    with pytest.raises(ValueError, match="clipnorm must be a positive number or None"):
+        keras.optimizers.SGD(clipnorm=-1)

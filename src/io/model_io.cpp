@@ -68,7 +68,10 @@ ordered_json optimizer_json(const Optimizer& o) {
             {"nesterov", o.nesterov},
             {"rho", shortest(o.rho)},
             {"centered", o.centered},
-            {"initial_accumulator_value", shortest(o.initial_accumulator_value)}};
+            {"initial_accumulator_value", shortest(o.initial_accumulator_value)},
+            {"clipnorm", shortest(o.clipnorm)},
+            {"global_clipnorm", shortest(o.global_clipnorm)},
+            {"clipvalue", shortest(o.clipvalue)}};
 }
 
 std::string config_text(const Sequential& model, const TrainingProgram* program, const std::string& save_id) {
@@ -231,6 +234,10 @@ Optimizer read_optimizer(const JsonFile& f, const json& spec) {
     o.rho = f.number(spec, "rho", "optimizer.rho");
     o.centered = f.boolean(spec, "centered", "optimizer.centered");
     o.initial_accumulator_value = f.number(spec, "initial_accumulator_value", "optimizer.initial_accumulator_value");
+    // Clipping came later: a model saved before has none.
+    for (auto [key, field] : {std::pair{"clipnorm", &Optimizer::clipnorm}, std::pair{"global_clipnorm", &Optimizer::global_clipnorm},
+                              std::pair{"clipvalue", &Optimizer::clipvalue}})
+        if (spec.contains(key)) o.*field = f.number(spec, key, std::string("optimizer.") + key);
     return o;
 }
 

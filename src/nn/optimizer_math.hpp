@@ -153,6 +153,48 @@ void optimizer_step_range(const Optimizer& o, T* __restrict w, const T* __restri
     });
 }
 
+// Keras's gradient clipping (BaseOptimizer._clip_gradients), in place, before the update:
+// clipnorm scales each parameter array's gradient by c / max(norm, c), global_clipnorm all of them
+// by c min(1/norm, 1/c) (NaN where the norm is not finite, as Keras), clipvalue clamps each value.
+// `arrays` are the trainable arrays' [begin, end) in g. Sums in double, the scaling in T.
+struct GradientArray {
+    int64_t begin, end;
+};
+
+template <class T>
+void clip_gradients(const Optimizer& o, T* g, const GradientArray* arrays, size_t count) {
+    const auto squares = [&](const GradientArray& a) {
+        double sum = 0;
+        for (int64_t i = a.begin; i < a.end; ++i) sum += double(g[i]) * double(g[i]);
+        return sum;
+    };
+    if (o.clipnorm > 0.0f) {
+        const T c = T(o.clipnorm);
+        for (size_t k = 0; k < count; ++k) {
+            const double sum = squares(arrays[k]);
+            const T norm = sum > 0 ? T(std::sqrt(sum)) : T(sum);
+            const T divisor = norm > c ? norm : c;
+            for (int64_t i = arrays[k].begin; i < arrays[k].end; ++i) g[i] = g[i] * c / divisor;
+        }
+    } else if (o.global_clipnorm > 0.0f) {
+        const T c = T(o.global_clipnorm);
+        double sum = 0;
+        for (size_t k = 0; k < count; ++k) sum += squares(arrays[k]);
+        const T norm = T(std::sqrt(sum)), inverse = T(1) / norm;
+        const T scale = c * (inverse < T(1) / c ? inverse : T(1) / c) + (norm - norm);
+        for (size_t k = 0; k < count; ++k)
+            for (int64_t i = arrays[k].begin; i < arrays[k].end; ++i) g[i] *= scale;
+    } else if (o.clipvalue > 0.0f) {
+        const T v = T(o.clipvalue);
+        for (size_t k = 0; k < count; ++k)
+            for (int64_t i = arrays[k].begin; i < arrays[k].end; ++i) g[i] = g[i] < -v ? -v : g[i] > v ? v : g[i];
+    }
+}
+
+inline bool clips_gradients(const Optimizer& o) {
+    return o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f;
+}
+
 template <class T>
 void optimizer_step(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
                     int64_t t) {

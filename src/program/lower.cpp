@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/rng.hpp"
 #include "nn/initializers.hpp"
@@ -39,6 +41,21 @@ void check_learning_rate(float learning_rate) {
         throw Error("optimizer: learning_rate must be positive, got " + std::to_string(learning_rate));
 }
 
+// Keras's rules: each clip is off (0) or positive, and at most one is set.
+void check_clipping(const Optimizer& o) {
+    int set = 0;
+    for (const auto& [name, value] : {std::pair{"clipnorm", o.clipnorm}, std::pair{"global_clipnorm", o.global_clipnorm},
+                                      std::pair{"clipvalue", o.clipvalue}}) {
+        if (!(value >= 0.0f) || !std::isfinite(value))
+            throw Error(std::string("optimizer: ") + name + " must be positive (or 0: off), got " + std::to_string(value));
+        set += value > 0.0f;
+    }
+    if (set > 1)
+        throw Error("optimizer: only one of clipnorm, clipvalue and global_clipnorm can be set, as in Keras (clipnorm=" +
+                    std::to_string(o.clipnorm) + ", clipvalue=" + std::to_string(o.clipvalue) +
+                    ", global_clipnorm=" + std::to_string(o.global_clipnorm) + ")");
+}
+
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
     check_input_shape(input_shape);
@@ -46,6 +63,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     check_learning_rate(optimizer.learning_rate);
     if (optimizer.kind == OptimizerKind::sgd && !(optimizer.momentum >= 0.0f && optimizer.momentum <= 1.0f))
         throw Error("SGD: momentum must be in [0, 1], as Keras requires, got " + std::to_string(optimizer.momentum));
+    check_clipping(optimizer);
     if (loss.kind == LossKind::huber && !(loss.delta > 0.0f))
         throw Error("huber: delta must be positive, got " + std::to_string(loss.delta));
 

@@ -271,3 +271,72 @@ TEST(OptimizerState, AdamStepCountContinuesAcrossFits) {
 
 }  // namespace
 }  // namespace onefit
+
+namespace onefit {
+namespace {
+
+// Keras's gradient clipping (BaseOptimizer._clip_gradients), written out: two arrays with norms
+// 5 (3, 4) and 13 (5, 12), so every rule has a known answer.
+std::vector<double> clipped(const Optimizer& o) {
+    std::vector<double> g = {3, 4, 5, -12};
+    const nn::GradientArray arrays[] = {{0, 2}, {2, 4}};
+    nn::clip_gradients(o, g.data(), arrays, 2);
+    return g;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+}
+
+TEST(Optimizers, ClipnormScalesEachArrayToItsOwnNormAtMost) {
+    Optimizer o = SGD();
+    o.clipnorm = 10;  // the first array (norm 5) is left alone, the second scaled by 10/13
+    expect_near(clipped(o), {3, 4, 5 * 10.0 / 13, -12 * 10.0 / 13});
+    EXPECT_TRUE(nn::clips_gradients(o));
+    EXPECT_FALSE(nn::clips_gradients(SGD()));
+}
+
+TEST(Optimizers, GlobalClipnormScalesAllArraysByTheirJointNorm) {
+    Optimizer o = Adam();
+    o.global_clipnorm = 7;  // joint norm sqrt(25 + 169)
+    const double s = 7 / std::sqrt(194.0);
+    expect_near(clipped(o), {3 * s, 4 * s, 5 * s, -12 * s});
+    o.global_clipnorm = 20;  // above the joint norm: unchanged
+    expect_near(clipped(o), {3, 4, 5, -12});
+    std::vector<double> g = {1, INFINITY};  // a non-finite norm makes every gradient NaN, as Keras's
+    const nn::GradientArray all[] = {{0, 2}};
+    nn::clip_gradients(o, g.data(), all, 1);
+    EXPECT_TRUE(std::isnan(g[0]) && std::isnan(g[1]));
+}
+
+TEST(Optimizers, ClipvalueClampsEachValue) {
+    Optimizer o = RMSprop();
+    o.clipvalue = 4.5;
+    expect_near(clipped(o), {3, 4, 4.5, -4.5});
+}
+
+TEST(Optimizers, ClippingIsCheckedAsKerasChecksIt) {
+    const auto compile_error = [](Optimizer o) {
+        Sequential model({2});
+        model.add(Dense(1));
+        try {
+            model.compile(o, Loss{});
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    Optimizer two = Adam();
+    two.clipnorm = 1, two.clipvalue = 1;
+    EXPECT_NE(compile_error(two).find("only one of clipnorm, clipvalue and global_clipnorm"), std::string::npos);
+    Optimizer negative = Adam();
+    negative.global_clipnorm = -1;
+    EXPECT_NE(compile_error(negative).find("global_clipnorm must be positive"), std::string::npos);
+    Optimizer one = Adam();
+    one.clipvalue = 0.5;
+    EXPECT_EQ(compile_error(one), "(no error)");
+}
+
+}  // namespace
+}  // namespace onefit

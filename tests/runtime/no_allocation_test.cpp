@@ -219,6 +219,20 @@ TEST(NoAllocation, StepsPerEpochAcrossShuffledPassesAllocatesNothing) {
                           .steps_per_epoch = 5});
 }
 
+TEST(NoAllocation, GradientClippingAllocatesNothing) {
+    for (int rule = 0; rule < 3; ++rule) {
+        Optimizer o = Adam(0.01f);
+        (rule == 0 ? o.clipnorm : rule == 1 ? o.global_clipnorm : o.clipvalue) = 0.05f;
+        expect_no_allocation({.input = {4},
+                              .layers = {Dense(16, "relu"), Dense(3, "softmax")},
+                              .loss = "sparse_categorical_crossentropy",
+                              .optimizer = o,
+                              .rows = 60,
+                              .batch_size = 10,
+                              .shuffle = true});
+    }
+}
+
 TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
     const Case c{.input = {64},
                  .layers = {Dense(256, "relu"), Dense(10, "softmax")},

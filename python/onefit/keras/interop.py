@@ -152,6 +152,7 @@ def to_keras(model):
     if model._compiled is not None:
         optimizer, loss, metrics = model._compiled
         settings = {k: getattr(optimizer, k) for k in optimizer._defaults}
+        settings.update({c: getattr(optimizer, c) for c in ("clipnorm", "clipvalue", "global_clipnorm")})
         keras_optimizer = getattr(keras.optimizers, _KERAS_OPTIMIZERS[optimizer._name])(
             learning_rate=optimizer.learning_rate, **settings)
         loss_class = getattr(keras.losses, _KERAS_LOSSES[loss.name])

@@ -496,6 +496,8 @@ def load_model(filepath, compile=True):
     model.optimizer.learning_rate = native_optimizer.learning_rate
     for key in model.optimizer._defaults:
         setattr(model.optimizer, key, getattr(native_optimizer, key))
+    for clip in _optimizers._CLIPS:  # 0 natively is None (off) in Keras
+        setattr(model.optimizer, clip, _layers._float32_shortest(getattr(native_optimizer, clip)) or None)
     model._compiled = (model.optimizer, native_loss, list(native.metrics))
     model._compiled_learning_rate = native_optimizer.learning_rate
     return model

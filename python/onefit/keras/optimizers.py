@@ -30,8 +30,12 @@ class LearningRate(float):
         return repr(float(self))
 
 
+_CLIPS = ("clipnorm", "clipvalue", "global_clipnorm")
+
+
 class Optimizer:
     _name = None
+    clipnorm = clipvalue = global_clipnorm = None
     _defaults = {}
 
     @property
@@ -53,9 +57,15 @@ class Optimizer:
         unknown = set(kwargs) - set(self._defaults) - {"name", "clipnorm", "clipvalue", "global_clipnorm"}
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown argument(s) {', '.join(sorted(unknown))}")
-        for clip in ("clipnorm", "clipvalue", "global_clipnorm"):
-            if kwargs.get(clip) is not None:
-                raise ValueError(f"{type(self).__name__}: {clip} is not supported by onefit")
+        # Keras's gradient clipping: None is off; at most one (checked here, as Keras does).
+        for clip in _CLIPS:
+            value = kwargs.get(clip)
+            if value is not None and not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+                raise ValueError(f"{type(self).__name__}: {clip} must be a positive number or None, not {value!r}")
+            setattr(self, clip, None if value is None else float(value))
+        if sum(getattr(self, clip) is not None for clip in _CLIPS) > 1:
+            raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
+                             + ", ".join(f"{clip}={kwargs.get(clip)}" for clip in _CLIPS))
         self.learning_rate = float(self._default_lr if learning_rate is None else learning_rate)
         for key, default in self._defaults.items():
             setattr(self, key, kwargs.get(key, default))
@@ -65,11 +75,13 @@ class Optimizer:
         o.learning_rate = float(self.learning_rate)
         for key in self._defaults:
             setattr(o, key, getattr(self, key))
+        for clip in _CLIPS:
+            setattr(o, clip, getattr(self, clip) or 0.0)
         return o
 
     def get_config(self):
         return {"name": self._name, "learning_rate": float(self.learning_rate),
-                **{k: getattr(self, k) for k in self._defaults}}
+                **{k: getattr(self, k) for k in self._defaults}, **{c: getattr(self, c) for c in _CLIPS}}
 
     def __repr__(self):
         return f"{type(self).__name__}(learning_rate={float(self.learning_rate)})"
@@ -133,7 +145,7 @@ def get(identifier):
 
 
 # Keras 3's optimizer settings onefit does not have, with the values that mean "off".
-_KERAS_OFF = {"clipnorm": None, "clipvalue": None, "global_clipnorm": None, "use_ema": False,
+_KERAS_OFF = {"use_ema": False,
               "loss_scale_factor": None, "gradient_accumulation_steps": None}
 
 
@@ -149,4 +161,5 @@ def _from_keras_config(class_name, config):
             raise ValueError(f"{class_name}: {key}={config[key]!r} is not supported by onefit")
     if "weight_decay" not in cls._defaults and config.get("weight_decay") not in (None, 0, 0.0):
         raise ValueError(f"{class_name}: weight_decay is supported by AdamW only in onefit")
-    return cls(learning_rate, **{k: config[k] for k in cls._defaults if k in config})
+    return cls(learning_rate, **{k: config[k] for k in cls._defaults if k in config},
+               **{c: config.get(c) for c in _CLIPS})

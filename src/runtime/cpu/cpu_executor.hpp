@@ -61,6 +61,9 @@ public:
           grads_(params_.size()), state_(program.state.begin(), program.state.end()),
           slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
+        for (const ProgramOp& op : ops_)
+            for (const ParamRef& p : op.params)
+                if (p.trainable) gradient_arrays_.push_back({p.offset, p.offset + shape_elements(p.shape)});
         const size_t n = ops_.size();
         z_.resize(n), a_.resize(n), da_.resize(n), scratch_.resize(n), cols_.resize(n), indices_.resize(n);
         splits_.resize(n);
@@ -136,6 +139,8 @@ public:
         sums.loss += loss_and_gradients(x, y, rows);
         add_metrics(y, rows, sums);
         ++step_;
+        if (nn::clips_gradients(program_.optimizer))
+            nn::clip_gradients(program_.optimizer, grads_.data(), gradient_arrays_.data(), gradient_arrays_.size());
         const int64_t n = static_cast<int64_t>(params_.size());
         ThreadPool& pool = ThreadPool::instance();
         if (n < kParallelUpdateMin || pool.num_threads() == 1) {
@@ -390,6 +395,7 @@ private:
     int64_t max_rows_, y_width_;
     std::vector<nn::Metric> metrics_;
     std::vector<T> params_, grads_, state_, slots_;
+    std::vector<nn::GradientArray> gradient_arrays_;  // each trainable array's gradient, for clipping
     int64_t step_;
     uint64_t dropout_seed_;
     size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)

@@ -57,6 +57,9 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     if (!device_computes(program.loss.kind))
         throw Error("device 'cuda' does not compute the loss '" + loss_name(program.loss.kind) + "' (kind " +
                     std::to_string(int(program.loss.kind)) + "); use --device cpu");
+    const Optimizer& o = program.optimizer;
+    if (o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f)
+        throw Error("device 'cuda' does not clip gradients (clipnorm, clipvalue, global_clipnorm) yet; use --device cpu");
     DeviceModel m{};
     m.n_ops = int(program.ops.size());
     for (int i = 0; i < m.n_ops; ++i) {
