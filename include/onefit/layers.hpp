@@ -10,6 +10,8 @@
 #include <variant>
 #include <vector>
 
+#include "onefit/error.hpp"
+
 namespace onefit {
 
 // Keras's activation names. leaky_relu uses Keras's default negative slope 0.2,
@@ -98,9 +100,19 @@ struct LayerKindDescription {
 };
 std::vector<LayerKindDescription> layer_kinds();
 
+// make_layer's error: what() is the whole message; `argument` is the given argument it is about
+// ("units", or "kernel_size[1]" for an entry of a list), "type" for an unknown type word, and
+// empty when it is about no one given argument (a required one missing, a rule over several).
+class LayerArgumentError : public Error {
+public:
+    LayerArgumentError(const std::string& message, std::string about) : Error(message), argument(std::move(about)) {}
+    std::string argument;
+};
+
 // The layer of kind `type` ("dense", "conv2d", ...) with these arguments, the others at Keras's
-// defaults; an int where Keras takes a pair means a square. Throws Error naming the kind and the
-// argument: "Dense: units is required", "Conv2D: unknown argument 'filter' (Conv2D takes ...)".
+// defaults (None is the default too); an int where Keras takes a pair means a square. Throws
+// LayerArgumentError naming the kind and the argument: "Dense: units is required",
+// "Conv2D: unknown argument 'filter' (Conv2D takes ...)".
 Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name = "");
 // Every argument of the layer's kind with its value (pairs and shapes as integer lists).
 LayerArguments layer_arguments(const Layer& layer);

@@ -69,14 +69,19 @@ nb::object python_value(const onefit::LayerValue& v) {
     }, v);
 }
 
+nb::dict arguments_dict(const onefit::Layer& l) {
+    nb::dict arguments;
+    for (const auto& [name, value] : onefit::layer_arguments(l)) arguments[name.c_str()] = python_value(value);
+    return arguments;
+}
+
 // {"kind": "Dense", "type": "dense", "name": "" (a default name), "arguments": {...}}.
 nb::dict layer_info(const onefit::Layer& l) {
-    nb::dict d, arguments;
+    nb::dict d;
     d["kind"] = onefit::layer_class_name(l.kind);
     d["type"] = onefit::layer_type(l.kind);
     d["name"] = l.name;
-    for (const auto& [name, value] : onefit::layer_arguments(l)) arguments[name.c_str()] = python_value(value);
-    d["arguments"] = arguments;
+    d["arguments"] = arguments_dict(l);
     return d;
 }
 
@@ -388,8 +393,7 @@ NB_MODULE(_onefit, m) {
     });
     // The layer's arguments as make_layer reads them (pairs and shapes as lists), or its Error.
     m.def("check_layer", [](const std::string& type, nb::dict arguments) {
-        const nb::dict info = layer_info(onefit::make_layer(type, layer_arguments(arguments)));
-        return nb::object(info["arguments"]);
+        return arguments_dict(onefit::make_layer(type, layer_arguments(arguments)));
     }, "type"_a, "arguments"_a);
 
     nb::class_<onefit::Dataset>(m, "Dataset")

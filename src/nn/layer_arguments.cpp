@@ -87,12 +87,7 @@ void set(Layer& layer, const nn::LayerAttribute& a, const LayerValue& v) {
                           },
                           [&](std::vector<int64_t> Layer::*f) { layer.*f = integers(v, a, 0); },
                           [&](Padding Layer::*f) { layer.*f = naming(a, [&] { return padding_from_name(text(v, a)); }); },
-                          [&](Activation Layer::*f) {
-                              // Keras's activation=None is linear.
-                              layer.*f = std::holds_alternative<std::monostate>(v)
-                                             ? Activation::linear
-                                             : naming(a, [&] { return activation_from_name(text(v, a)); });
-                          }},
+                          [&](Activation Layer::*f) { layer.*f = naming(a, [&] { return activation_from_name(text(v, a)); }); }},
                a.field);
 }
 
@@ -120,6 +115,18 @@ std::string argument_list(const nn::LayerKindInfo& info, const std::vector<nn::L
     return std::string(info.keras_class) + " takes " + list;
 }
 
+// Which given argument a message is about: every message about one starts with its name (an
+// entry of a list with its index), or says it is unknown.
+std::string argument_about(const std::string& message, const LayerArguments& arguments) {
+    for (const auto& [key, value] : arguments) {
+        if (message.rfind(key + " ", 0) == 0 || message.rfind(key + ":", 0) == 0 ||
+            message.rfind("unknown argument '" + key + "'", 0) == 0)
+            return key;
+        if (message.rfind(key + "[", 0) == 0) return message.substr(0, message.find(']') + 1);
+    }
+    return "";
+}
+
 }  // namespace
 
 std::vector<LayerKindDescription> layer_kinds() {
@@ -139,7 +146,7 @@ std::vector<LayerKindDescription> layer_kinds() {
 Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name) {
     Layer layer;
     if (!nn::layer_kind_from_type(type, layer.kind))
-        throw Error("unknown layer type '" + type + "' (known: " + nn::known_layer_types() + ")");
+        throw LayerArgumentError("unknown layer type '" + type + "' (known: " + nn::known_layer_types() + ")", "type");
     layer.name = name;
     const nn::LayerKindInfo& info = nn::layer_kind(layer.kind);
     const std::vector<nn::LayerAttribute> attributes = info.attributes();
@@ -151,8 +158,8 @@ Layer make_layer(const std::string& type, const LayerArguments& arguments, const
             if (!given.insert(key).second) throw Error(key + " is given twice");
             const bool none = std::holds_alternative<std::monostate>(value);
             if (none && a->required) throw Error(key + " is required; None is not a value for it");
-            if (!none || std::holds_alternative<Activation Layer::*>(a->field)) set(layer, *a, value);
-            else given.erase(key);  // None: the default
+            if (!none) set(layer, *a, value);
+            else given.erase(key);  // None: the default (Keras's activation=None is linear, the default)
         }
         for (const nn::LayerAttribute& a : attributes) {
             if (given.count(a.name)) continue;
@@ -162,7 +169,7 @@ Layer make_layer(const std::string& type, const LayerArguments& arguments, const
         }
         info.check(layer);
     } catch (const Error& e) {
-        throw Error(std::string(info.keras_class) + ": " + e.what());
+        throw LayerArgumentError(std::string(info.keras_class) + ": " + e.what(), argument_about(e.what(), arguments));
     }
     return layer;
 }

@@ -148,20 +148,8 @@ public:
             if (field != "type" && field != "name") arguments.emplace_back(field, layer_value(value, key + "." + field));
         try {
             return make_layer(type, arguments, name);
-        } catch (const Error& e) {
-            const std::string what = e.what();
-            if (what.rfind("unknown layer type", 0) == 0) throw Error(where(key + ".type") + ": " + printable(what, 300));
-            // "Dense: units must be ...": the argument's own key where the message starts with it.
-            const size_t colon = what.find(": ");
-            const std::string rest = colon == std::string::npos ? what : what.substr(colon + 2);
-            for (const auto& [field, value] : arguments) {
-                if (rest.rfind(field + " ", 0) == 0 || rest.rfind(field + ":", 0) == 0 ||
-                    rest.rfind("unknown argument '" + field + "'", 0) == 0)
-                    throw Error(where(key + "." + field) + ": " + printable(what, 300));
-                if (rest.rfind(field + "[", 0) == 0)  // an entry of a list: "kernel_size[1] must be ..."
-                    throw Error(where(key + "." + rest.substr(0, rest.find(']') + 1)) + ": " + printable(what, 300));
-            }
-            throw Error(where(key) + ": " + printable(what, 300));
+        } catch (const LayerArgumentError& e) {  // named by the key of the argument it is about
+            throw Error(where(e.argument.empty() ? key : key + "." + e.argument) + ": " + printable(e.what(), 300));
         }
     }
 

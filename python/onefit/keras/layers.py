@@ -71,8 +71,8 @@ class Layer:
 
     def _arguments(self):
         """The declared arguments' values (tuples as lists, for the native side)."""
-        return {key: list(v) if isinstance(v, tuple) else v
-                for key in _declared(self._type)["arguments"] for v in (getattr(self, key),)}
+        values = {key: getattr(self, key) for key in _declared(self._type)["arguments"]}
+        return {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
 
     def _add_to(self, native):
         native.add_layer(self._type, self._arguments(), self.name or "")
