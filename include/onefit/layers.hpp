@@ -1,10 +1,13 @@
-// Layers, described as plain values: Dense(32, "relu"), Conv2D(32, 3), Dropout(0.5).
-// compile() lowers them into the training program; they carry no buffers themselves. Each kind's
-// shapes and parameters are declared in one place (src/nn/layer_kinds.cpp); images are
-// channels last (height, width, channels), as in Keras.
+// Layers, described as plain values: Dense(32, "relu"), Conv2D(32, 3), Dropout(0.5), and every
+// kind by its word and Keras's argument names: make_layer("conv1d", {{"filters", 8}, ...}) (the
+// kinds added since BatchNormalization have no constructor of their own). compile() lowers them
+// into the training program; they carry no buffers themselves. Each kind's shapes, parameters and
+// arguments are declared in one place (its op file, src/nn/ops/*.hpp); images are channels last
+// (height, width, channels) and sequences (steps, channels), as in Keras.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -29,7 +32,8 @@ std::string padding_name(Padding padding);
 
 struct Layer {
     enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
-                      BatchNormalization };
+                      BatchNormalization, Activation, ReLU, LeakyReLU, Softmax, LayerNormalization, Embedding, Conv1D,
+                      MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D };
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // Dense
@@ -51,10 +55,25 @@ struct Layer {
     std::vector<int64_t> target_shape;
     // BatchNormalization: the moving statistics' momentum, the variance's epsilon, and whether
     // it has beta (center) and gamma (scale).
+    // (LayerNormalization: epsilon, center and scale too.)
     float momentum = 0.99f;
     float epsilon = 1e-3f;
     bool center = true;
     bool scale = true;
+    // ReLU (LeakyReLU: negative_slope, default 0.3): max_value (infinite: None), negative_slope below
+    // threshold, as keras.activations.relu.
+    float max_value = std::numeric_limits<float>::infinity();
+    float negative_slope = 0.0f;
+    float threshold = 0.0f;
+    // Softmax and LayerNormalization: the axis (the last: -1, or its index).
+    int64_t axis = -1;
+    // Embedding: the vocabulary's size, each index's vector length, their initializer.
+    int64_t input_dim = 0, output_dim = 0;
+    std::string embeddings_initializer = "uniform";
+    bool mask_zero = false;
+    // Conv1D and the 1-D poolings over (steps, channels): Keras's kernel_size, strides, pool_size
+    // (a pooling layer's strides default to its pool_size).
+    int64_t kernel_size_1d = 1, strides_1d = 1, pool_size_1d = 2;
 };
 
 // Keras's class name of a kind: "Dense", "Conv2D", "MaxPooling2D", ...
@@ -115,6 +134,7 @@ public:
 // "Conv2D: unknown argument 'filter' (Conv2D takes ...)".
 Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name = "");
 // Every argument of the layer's kind with its value (pairs and shapes as integer lists).
+// (A None-valued float argument, ReLU's max_value, comes back as None.)
 LayerArguments layer_arguments(const Layer& layer);
 std::string layer_type(Layer::Kind kind);  // "dense"
 

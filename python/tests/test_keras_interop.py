@@ -75,8 +75,11 @@ def test_to_keras_gives_the_same_model_and_the_round_trip_the_same_weights(iris_
 
 
 def test_what_onefit_cannot_carry_is_refused_by_name():
-    with pytest.raises(TypeError, match="'norm'.*LayerNormalization"):
-        keras.from_keras(real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.LayerNormalization(name="norm")]))
+    with pytest.raises(TypeError, match="'act'.*PReLU"):  # a kind onefit has not
+        keras.from_keras(real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.PReLU(name="act")]))
+    with pytest.raises(TypeError, match="'norm'.*LayerNormalization.*rms_scaling"):  # a setting it has not
+        keras.from_keras(real_keras.Sequential([real_keras.Input((4,)),
+                                                real_keras.layers.LayerNormalization(name="norm", rms_scaling=True)]))
     with pytest.raises(TypeError, match="kernel_regularizer"):
         keras.from_keras(real_keras.Sequential([real_keras.Input((4,)),
                                                 real_keras.layers.Dense(2, kernel_regularizer="l2")]))

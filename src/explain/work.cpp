@@ -56,7 +56,7 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
         }
         if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout && gpu_unsupported.empty())
             gpu_unsupported = "the CUDA backend runs Dense and Dropout layers only, not " +
-                              layer_class_name(op.kind) + " ('" + op.layer_name + "')";
+                              layer_class_name(op.layer.kind) + " ('" + op.layer_name + "')";
         if (!op.has_product()) continue;  // Dense and Conv2D: pooling and reshaping cost no products
         if (dense++ == 0) first_macs = op.spec.macs_per_sample;
         if (op.kind == Layer::Kind::Dense ? op.dense.use_blas : op.conv.use_blas) blas_macs += op.spec.macs_per_sample;
@@ -64,6 +64,8 @@ StepWork step_work(const Sequential& model, int64_t batch_size) {
     const int slots = static_cast<int>(program.optimizer_slots.size() / std::max<size_t>(1, program.params.size()));
     StepWork w = step_work(program.forward_macs_per_sample(), first_macs, program.param_count(), dense,
                            program.input_width, activations, slots, batch_size);
+    if (gpu_unsupported.empty() && program.ops.back().kind != Layer::Kind::Dense)
+        gpu_unsupported = "the CUDA backend needs a Dense last layer, not '" + program.ops.back().layer_name + "'";
     if (gpu_unsupported.empty() && program.ops.size() > static_cast<size_t>(cuda::kMaxOps))
         gpu_unsupported = "the CUDA backend runs at most " + std::to_string(cuda::kMaxOps) + " layers, the model has " +
                           std::to_string(program.ops.size());

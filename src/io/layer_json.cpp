@@ -1,6 +1,7 @@
 #include "io/layer_json.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <variant>
 
@@ -21,7 +22,10 @@ ordered_json layer_json(const Layer& layer, const std::string& name) {
     ordered_json j = {{"type", nn::layer_kind(layer.kind).type}, {"name", name}};
     for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes()) {
         ordered_json& v = j[a.name];
-        std::visit(Overloaded{[&](float Layer::*f) { v = shortest(layer.*f); },
+        std::visit(Overloaded{[&](float Layer::*f) {
+                                  if (std::isfinite(layer.*f)) v = shortest(layer.*f);
+                                  else v = nullptr;  // None (ReLU's max_value)
+                              },
                               [&](Padding Layer::*f) { v = padding_name(layer.*f); },
                               [&](Activation Layer::*f) { v = activation_name(layer.*f); },
                               [&](std::array<int64_t, 2> Layer::*f) { v = {(layer.*f)[0], (layer.*f)[1]}; },
@@ -33,15 +37,20 @@ ordered_json layer_json(const Layer& layer, const std::string& name) {
 
 Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
     const std::string type = f.string(spec, "type", key + ".type");
-    Layer layer;
-    if (!nn::layer_kind_from_type(type, layer.kind))
+    Layer::Kind kind;
+    if (!nn::layer_kind_from_type(type, kind))
         throw f.error(key + ".type", "is '" + printable(type) + "'; known: " + nn::known_layer_types());
+    Layer layer = nn::default_layer(kind);
     layer.name = f.string(spec, "name", key + ".name");
     // Fields are read (and type-checked) first; the kind then checks their values.
     for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes()) {
         const std::string at = key + "." + a.name;
         std::visit(Overloaded{[&](int64_t Layer::*v) { layer.*v = f.integer(spec, a.name, at, a.min); },
-                              [&](float Layer::*v) { layer.*v = f.number(spec, a.name, at); },
+                              [&](float Layer::*v) {
+                                  // null is None where that is the default (infinite: ReLU's max_value)
+                                  if (!f.get(spec, a.name, at).is_null() || std::isfinite(layer.*v))
+                                      layer.*v = f.number(spec, a.name, at);
+                              },
                               [&](bool Layer::*v) { layer.*v = f.boolean(spec, a.name, at); },
                               [&](std::string Layer::*v) { layer.*v = f.string(spec, a.name, at); },
                               [&](std::array<int64_t, 2> Layer::*v) {

@@ -17,7 +17,7 @@ float truncated_normal(Rng& rng, float stddev) {
 }
 
 constexpr const char* kKnown[] = {"glorot_uniform", "glorot_normal", "he_uniform", "he_normal",
-                                  "lecun_uniform", "zeros", "ones"};
+                                  "lecun_uniform", "uniform", "random_uniform", "zeros", "ones"};
 
 std::string known_initializers() {
     std::string list;
@@ -46,6 +46,7 @@ void initialize(const std::string& name, float* values, int64_t n, int64_t fan_i
     if (name == "he_uniform") return uniform(std::sqrt(6.0 / static_cast<double>(fan_in)));
     if (name == "he_normal") return normal(std::sqrt(2.0 / static_cast<double>(fan_in)));
     if (name == "lecun_uniform") return uniform(std::sqrt(3.0 / static_cast<double>(fan_in)));
+    if (name == "uniform" || name == "random_uniform") return uniform(0.05);  // RandomUniform(-0.05, 0.05)
     if (name == "zeros" || name == "ones") {
         for (int64_t i = 0; i < n; ++i) values[i] = name == "ones" ? 1.0f : 0.0f;
         return;

@@ -3,6 +3,7 @@
 // the CLI's --layers and the Python binding all build layers here, so a kind declared in its op
 // file reaches every surface without code of its own.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -69,7 +70,11 @@ auto naming(const nn::LayerAttribute& a, F f) {
 }
 
 void set(Layer& layer, const nn::LayerAttribute& a, const LayerValue& v) {
-    std::visit(Overloaded{[&](int64_t Layer::*f) { layer.*f = integer(v, a); },
+    std::visit(Overloaded{[&](int64_t Layer::*f) {
+                              // Keras's config keeps a 1-D layer's sizes as 1-tuples: kernel_size [3].
+                              const auto* list = std::get_if<std::vector<int64_t>>(&v);
+                              layer.*f = list && list->size() == 1 ? integer((*list)[0], a) : integer(v, a);
+                          },
                           [&](float Layer::*f) {
                               if (const auto* d = std::get_if<double>(&v)) layer.*f = static_cast<float>(*d);
                               else if (const auto* i = std::get_if<int64_t>(&v)) layer.*f = static_cast<float>(*i);
@@ -92,7 +97,10 @@ void set(Layer& layer, const nn::LayerAttribute& a, const LayerValue& v) {
 }
 
 LayerValue get(const Layer& layer, const nn::LayerAttribute& a) {
-    return std::visit(Overloaded{[&](float Layer::*f) -> LayerValue { return static_cast<double>(layer.*f); },
+    return std::visit(Overloaded{[&](float Layer::*f) -> LayerValue {  // infinite: None (ReLU's max_value)
+                                     if (!std::isfinite(layer.*f)) return std::monostate{};
+                                     return static_cast<double>(layer.*f);
+                                 },
                                  [&](Padding Layer::*f) -> LayerValue { return padding_name(layer.*f); },
                                  [&](Activation Layer::*f) -> LayerValue { return activation_name(layer.*f); },
                                  [&](std::array<int64_t, 2> Layer::*f) -> LayerValue {
@@ -144,9 +152,10 @@ std::vector<LayerKindDescription> layer_kinds() {
 }
 
 Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name) {
-    Layer layer;
-    if (!nn::layer_kind_from_type(type, layer.kind))
+    Layer::Kind kind;
+    if (!nn::layer_kind_from_type(type, kind))
         throw LayerArgumentError("unknown layer type '" + type + "' (known: " + nn::known_layer_types() + ")", "type");
+    Layer layer = nn::default_layer(kind);
     layer.name = name;
     const nn::LayerKindInfo& info = nn::layer_kind(layer.kind);
     const std::vector<nn::LayerAttribute> attributes = info.attributes();

@@ -87,6 +87,38 @@ struct Conv2DLayer {
     }
 };
 
+// A Conv1D over (steps, channels) is a Conv2D of height 1: its kernel, Keras's (k, in, filters),
+// is the same values as (1, k, in, filters), and every device runs it as that Conv2D.
+struct Conv1DLayer {
+    static constexpr const char* type = "conv1d";
+    static constexpr const char* keras_class = "Conv1D";
+    static LayerSpec spec(const Layer& l, const Shape& in) {
+        const Window2D w = window_1d(in, l.kernel_size_1d, l.strides_1d, l.padding);
+        LayerSpec s;
+        s.output = {w.out_w, l.filters};
+        s.params.push_back({"kernel", {w.k_w, w.channels, l.filters}, l.kernel_initializer, w.k_w * w.channels,
+                            w.k_w * l.filters});
+        if (l.use_bias) s.params.push_back({"bias", {l.filters}, l.bias_initializer, w.k_w * w.channels, w.k_w * l.filters});
+        s.macs_per_sample = w.out_w * l.filters * w.k_w * w.channels;
+        s.window = w;
+        return s;
+    }
+    static std::vector<LayerAttribute> attributes() {
+        std::vector<LayerAttribute> a = {{"filters", &Layer::filters, 1, true},
+                                         {"kernel_size", &Layer::kernel_size_1d, 1, true},
+                                         {"strides", &Layer::strides_1d},
+                                         {"padding", &Layer::padding}};
+        add_product_attributes(a);
+        return a;
+    }
+    static void check(const Layer& l) {
+        if (l.filters < 1) throw Error("filters must be at least 1, got " + std::to_string(l.filters));
+        check_positive_size(l.kernel_size_1d, "kernel_size");
+        check_positive_size(l.strides_1d, "strides");
+        check_product_initializers(l);
+    }
+};
+
 struct Entry {
     Layer::Kind kind;
     LayerKindInfo info;
@@ -94,7 +126,10 @@ struct Entry {
 
 template <class Op>
 constexpr LayerKindInfo info_of() {
-    return {Op::type, Op::keras_class, Op::type, Op::spec, Op::attributes, Op::check};
+    LayerKindInfo info{Op::type, Op::keras_class, Op::type, Op::spec, Op::attributes, Op::check};
+    if constexpr (requires { Op::defaults; }) info.defaults = Op::defaults;
+    if constexpr (requires { Op::check_input; }) info.check_input = Op::check_input;
+    return info;
 }
 
 // Every kind: the product layers, then the ops registered in nn/ops/all_ops.hpp.
@@ -102,6 +137,7 @@ constexpr LayerKindInfo info_of() {
 const Entry kEntries[] = {
     {Layer::Kind::Dense, info_of<DenseLayer>()},
     {Layer::Kind::Conv2D, info_of<Conv2DLayer>()},
+    {Layer::Kind::Conv1D, info_of<Conv1DLayer>()},
     ONEFIT_FOR_EACH_OP(ONEFIT_KIND_ENTRY)
 };
 #undef ONEFIT_KIND_ENTRY
@@ -127,6 +163,13 @@ bool layer_kind_from_type(const std::string& type, Layer::Kind& kind) {
             return true;
         }
     return false;
+}
+
+Layer default_layer(Layer::Kind kind) {
+    Layer layer;
+    layer.kind = kind;
+    if (const auto defaults = layer_kind(kind).defaults) defaults(layer);
+    return layer;
 }
 
 void check_layer(const Layer& layer) {
@@ -163,6 +206,18 @@ Window2D window_2d(const Shape& input, std::array<int64_t, 2> size, std::array<i
     axis(w.in_h, w.k_h, w.stride_h, w.out_h, w.pad_top);
     axis(w.in_w, w.k_w, w.stride_w, w.out_w, w.pad_left);
     return w;
+}
+
+Window2D window_1d(const Shape& input, int64_t size, int64_t stride, Padding padding) {
+    if (input.size() != 2)
+        throw Error("needs a sequence input (steps, channels), got " + shape_to_string(input) +
+                    "; a sequence of single values is (steps, 1)");
+    try {
+        return window_2d({1, input[0], input[1]}, {1, size}, {1, stride}, padding);
+    } catch (const Error&) {
+        throw Error("the window " + std::to_string(size) + " does not fit the input " + shape_to_string(input) +
+                    " with padding 'valid'");
+    }
 }
 
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,

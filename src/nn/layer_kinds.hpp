@@ -74,6 +74,12 @@ struct LayerKindInfo {
     // The fields config.json keeps, in order, and the check of their values (throws Error).
     std::vector<LayerAttribute> (*attributes)();
     void (*check)(const Layer& layer);
+    // Optional (null when the kind has none): defaults that differ from Layer's own (LeakyReLU's
+    // negative_slope 0.3), set before a layer's arguments are read; and, for a kind that reads the
+    // model's input itself (Embedding: integer indices), the check of that input's values (rows of
+    // width values; throws Error naming the row and column).
+    void (*defaults)(Layer& layer) = nullptr;
+    void (*check_input)(const Layer& layer, const float* x, int64_t rows, int64_t width) = nullptr;
 };
 
 const LayerKindInfo& layer_kind(Layer::Kind kind);
@@ -81,11 +87,15 @@ std::vector<Layer::Kind> all_layer_kinds();  // in the table's order
 // The kind whose type is `type`; false when none is.
 bool layer_kind_from_type(const std::string& type, Layer::Kind& kind);
 std::string known_layer_types();  // "dense, dropout, ..." for error messages
+// A layer of this kind at Keras's defaults (its kind's own defaults applied).
+Layer default_layer(Layer::Kind kind);
 // Throws Error (prefixed with the kind's Keras class) unless the layer's fields are valid.
 void check_layer(const Layer& layer);
 
 // The window a Conv2D or pooling layer slides over `input`; throws Error when it does not fit.
 Window2D window_2d(const Shape& input, std::array<int64_t, 2> size, std::array<int64_t, 2> strides, Padding padding);
+// A 1-D layer's (Conv1D, MaxPooling1D) window over (steps, channels): a 2-D window of height 1.
+Window2D window_1d(const Shape& input, int64_t size, int64_t stride, Padding padding);
 
 // Every layer's spec, from the model's input shape on; errors name the layer.
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,

@@ -81,7 +81,11 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     for (size_t i = 0; i < layers.size(); ++i) {
         const Layer& layer = layers[i];
         ProgramOp op;
-        op.kind = layer.kind;
+        // A Conv1D is a Conv2D of height 1 (its window says so): every device runs it as one.
+        op.kind = layer.kind == Layer::Kind::Conv1D ? Layer::Kind::Conv2D : layer.kind;
+        if (i > 0 && nn::layer_kind(layer.kind).check_input)
+            throw Error("layer '" + names[i] + "' (" + layer_class_name(layer.kind) +
+                        ") must be the model's first layer: it reads the model's input (integer indices) itself");
         op.layer_name = names[i];
         op.layer = layer;
         op.spec = specs[i];
@@ -94,7 +98,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
             op.params.push_back({p.name, p.shape, next, p.trainable});
             next += shape_elements(p.shape);
         }
-        switch (layer.kind) {
+        switch (op.kind) {
             case Layer::Kind::Dense: {
                 DenseOp& d = op.dense;
                 d.in = op.in_width;
@@ -133,16 +137,24 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         program.ops.push_back(op);
     }
     program.output_width = program.ops.back().out_width;
-    if (program.ops.back().kind != Layer::Kind::Dense)
-        throw Error("Sequential: the last layer must be Dense (it produces the predictions)");
+    if (specs.back().output.size() != 1)
+        throw Error("Sequential: the last layer's output must be flat (the predictions' features), but '" +
+                    program.ops.back().layer_name + "' gives " + shape_to_string(specs.back().output) +
+                    " per sample; add Flatten() or a global pooling before the last Dense");
 
-    const Activation last = program.ops.back().dense.activation;
+    // The loss takes the last product's logits when it is followed by nothing (an Activation or
+    // Softmax layer after it is the unfused, general path).
+    const ProgramOp& output = program.ops.back();
+    const Activation last = output.has_product() ? output.activation()
+                            : output.kind == Layer::Kind::Activation ? output.layer.activation
+                            : output.kind == Layer::Kind::Softmax ? Activation::softmax
+                                                                  : Activation::linear;
     const bool crossentropy = loss.kind == LossKind::categorical_crossentropy ||
                               loss.kind == LossKind::sparse_categorical_crossentropy;
-    program.loss_takes_logits =
+    program.loss_takes_logits = output.has_product() && (
         (crossentropy && (last == Activation::softmax || (loss.from_logits && last == Activation::linear))) ||
         (loss.kind == LossKind::binary_crossentropy &&
-         (last == Activation::sigmoid || (loss.from_logits && last == Activation::linear)));
+         (last == Activation::sigmoid || (loss.from_logits && last == Activation::linear))));
     if (loss.from_logits && last != Activation::linear)
         throw Error("loss: from_logits=true needs a linear last layer, but '" + program.ops.back().layer_name +
                     "' applies " + activation_name(last));

@@ -58,6 +58,14 @@ void check_features(const TrainingProgram& program, const Tensor& x, const std::
     if (i < x.size())
         throw Error(what + " holds a non-finite value at row " + std::to_string(i / x.row_width()) + ", column " +
                     std::to_string(i % x.row_width()));
+    const ProgramOp& first = program.ops.front();  // a first layer that reads the input itself (Embedding)
+    if (const auto check_input = nn::layer_kind(first.layer.kind).check_input) {
+        try {
+            check_input(first.layer, x.data(), x.rows(), x.row_width());
+        } catch (const Error& e) {
+            throw Error(what + " " + e.what() + " (layer '" + first.layer_name + "')");
+        }
+    }
 }
 
 std::vector<std::string> check_labels(const TrainingProgram& program, const Tensor& y, int64_t rows,

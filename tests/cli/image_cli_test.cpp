@@ -209,6 +209,18 @@ TEST(CliImages, LayersTakeAnyKindByItsConfigWordAndKerassArgumentNames) {
               "(MaxPooling2D takes pool_size, strides, padding)\n");
     EXPECT_EQ(fit("dense:activation=relu,3:softmax").err,
               "onefit: error: --layers 'dense:activation=relu': Dense: units is required\n");
+    // Kinds declared by their op files alone reach the CLI too: a sequence model over the image's rows.
+    const CliResult sequence = fit("reshape:target_shape=8x8,conv1d:filters=3:kernel_size=3,relu:max_value=6,"
+                                   "max_pooling1d:pool_size=2,layer_normalization,global_max_pooling1d,"
+                                   "dense:units=3,activation:activation=softmax");
+    ASSERT_EQ(sequence.exit_code, 0) << sequence.err;
+    EXPECT_NE(sequence.out.find("8x8x1-reshape(8x8)-conv1d-relu-max_pooling1d-layer_normalization-global_max_pooling1d-3-"
+                                "activation"),
+              std::string::npos)
+        << sequence.out;
+    EXPECT_EQ(fit("flatten,leaky_relu:negative_slope=-1,3:softmax").err,
+              "onefit: error: --layers 'leaky_relu:negative_slope=-1': LeakyReLU: negative_slope cannot be negative, "
+              "got -1\n");
 }
 
 }  // namespace

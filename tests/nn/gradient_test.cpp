@@ -32,6 +32,7 @@ struct Problem {
     int64_t y_width = -1;           // -1: the output width (1 for class indices)
     double last_bias = std::nan("");  // overrides the last layer's biases (keeps relu outputs positive)
     Shape image{};                    // an image input (height, width, channels) instead of `in` features
+    int64_t indices = 0;              // > 0: the input values are integer indices in [0, indices) (Embedding)
 
     Shape input_shape() const { return image.empty() ? Shape{in} : image; }
 };
@@ -64,7 +65,7 @@ Result check(const Problem& p, uint64_t seed = 1) {
     auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.uniform_double(); };
 
     std::vector<double> x(static_cast<size_t>(p.rows * shape_elements(p.input_shape()))), y(static_cast<size_t>(p.rows * y_width));
-    for (double& v : x) v = uniform(-1, 1);
+    for (double& v : x) v = p.indices > 0 ? static_cast<double>(rng.below(static_cast<uint64_t>(p.indices))) : uniform(-1, 1);
     for (int64_t r = 0; r < p.rows; ++r) {
         double* yr = y.data() + r * y_width;
         const int64_t cls = static_cast<int64_t>(rng.below(static_cast<uint64_t>(k)));
@@ -442,6 +443,72 @@ TEST(Gradients, BatchNormalizationThroughTheBatchsStatistics) {
                                        Dense(3, "softmax")},
                             .loss = make_loss(LossKind::sparse_categorical_crossentropy),
                             .labels = Labels::class_index, .rows = 3, .image = {4, 5, 2}});
+}
+
+// The layers made from their declarations alone (make_layer): activation layers between
+// products, LayerNormalization, the 1-D layers and Embedding.
+Layer made(const std::string& type, const LayerArguments& arguments = {}) { return make_layer(type, arguments); }
+
+TEST(Gradients, ActivationLayersBetweenProducts) {
+    for (const char* activation : {"tanh", "softmax", "gelu", "sigmoid", "linear"})
+        expect_gradients_match({.in = 4, .layers = {Dense(5), made("activation", {{"activation", activation}}), Dense(3)},
+                                .loss = make_loss(LossKind::mean_squared_error)});
+    // ReLU's slope below a threshold and its ceiling, a LeakyReLU, and a Softmax layer as the output.
+    // Biases away from the kinks: the inputs are random, so every branch is taken.
+    expect_gradients_match({.in = 4, .layers = {Dense(8), made("relu", {{"max_value", 0.4}, {"negative_slope", 0.2},
+                                                                        {"threshold", 0.1}}), Dense(3)},
+                            .loss = make_loss(LossKind::log_cosh), .rows = 7});
+    expect_gradients_match({.in = 4, .layers = {Dense(6), made("leaky_relu"), Dense(4), made("softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+}
+
+TEST(Gradients, ASoftmaxLayerOverAnImagesChannels) {
+    expect_gradients_match({.layers = {Conv2D(3, 2), made("softmax"), Flatten(), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 2, .image = {3, 3, 2}});
+}
+
+TEST(Gradients, LayerNormalizationOverFeaturesAndChannels) {
+    expect_gradients_match({.in = 4, .layers = {Dense(6, "tanh"), made("layer_normalization"), Dense(3)},
+                            .loss = make_loss(LossKind::mean_squared_error)});
+    // As the first layer (no input gradient), without gamma, without beta, over each pixel's channels.
+    expect_gradients_match({.in = 5, .layers = {made("layer_normalization", {{"scale", false}}), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+    expect_gradients_match({.in = 3, .layers = {Dense(4), made("layer_normalization", {{"center", false}, {"epsilon", 0.01}}),
+                                                Dense(2)},
+                            .loss = make_loss(LossKind::log_cosh)});
+    expect_gradients_match({.layers = {Conv2D(3, 2, 1, "same"), made("layer_normalization"), Flatten(), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 3, .image = {3, 4, 2}});
+}
+
+TEST(Gradients, Conv1DWithThe1DPoolingsAndGlobalPoolings) {
+    // A (steps, channels) input: Reshape makes one from features.
+    expect_gradients_match({.in = 14, .layers = {Reshape({7, 2}),
+                                                 made("conv1d", {{"filters", 3}, {"kernel_size", 3}, {"activation", "tanh"}}),
+                                                 made("max_pooling1d", {{"pool_size", 2}, {"strides", 1}}),
+                                                 made("conv1d", {{"filters", 2}, {"kernel_size", 2}, {"strides", 2},
+                                                                 {"padding", "same"}}),
+                                                 made("average_pooling1d", {{"pool_size", 2}, {"padding", "same"}}),
+                                                 Flatten(), Dense(3)},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 3});
+    expect_gradients_match({.in = 12, .layers = {Reshape({6, 2}), made("conv1d", {{"filters", 4}, {"kernel_size", 2}}),
+                                                 made("global_max_pooling1d"), Dense(2)},
+                            .loss = make_loss(LossKind::log_cosh), .rows = 4});
+    expect_gradients_match({.in = 12, .layers = {Reshape({6, 2}), made("conv1d", {{"filters", 4}, {"kernel_size", 3}}),
+                                                 made("global_average_pooling1d"), Dense(2)},
+                            .loss = make_loss(LossKind::log_cosh), .rows = 4});
+    expect_gradients_match({.layers = {Conv2D(3, 2), made("global_max_pooling2d"), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error), .rows = 3, .image = {4, 4, 2}});
+}
+
+TEST(Gradients, EmbeddingRowsGatherTheirPositionsGradients) {
+    // 6 indices of a 5-word vocabulary per sample: some rows are read twice, some not at all.
+    expect_gradients_match({.in = 6, .layers = {made("embedding", {{"input_dim", 5}, {"output_dim", 3}}),
+                                                made("global_average_pooling1d"), Dense(2, "softmax")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index, .indices = 5});
+    expect_gradients_match({.in = 4, .layers = {made("embedding", {{"input_dim", 7}, {"output_dim", 2}}), Flatten(),
+                                                Dense(3, "tanh"), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error), .indices = 7});
 }
 
 }  // namespace

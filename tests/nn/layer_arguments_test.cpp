@@ -3,6 +3,8 @@
 // error naming the kind and the argument.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -35,7 +37,21 @@ std::vector<Layer> one_of_each_kind() {
             MaxPooling2D({3, 3}, {2, 1}, "same"),
             AveragePooling2D(2, 1),
             GlobalAveragePooling2D(),
-            BatchNormalization(0.9f, 1e-2f, false, true)};
+            BatchNormalization(0.9f, 1e-2f, false, true),
+            make_layer("activation", {{"activation", std::string("tanh")}}),
+            make_layer("relu", {{"max_value", 6.0}, {"negative_slope", 0.1}, {"threshold", 0.5}}),
+            make_layer("leaky_relu", {{"negative_slope", 0.2}}),
+            make_layer("softmax", {{"axis", int64_t{2}}}),
+            make_layer("layer_normalization", {{"epsilon", 0.01}, {"center", false}}),
+            make_layer("embedding", {{"input_dim", int64_t{10}}, {"output_dim", int64_t{4}},
+                                     {"embeddings_initializer", std::string("glorot_uniform")}}),
+            make_layer("conv1d", {{"filters", int64_t{3}}, {"kernel_size", int64_t{5}}, {"strides", int64_t{2}},
+                                  {"padding", std::string("same")}, {"use_bias", false}}),
+            make_layer("max_pooling1d", {{"pool_size", int64_t{3}}, {"strides", int64_t{1}}}),
+            make_layer("average_pooling1d", {{"padding", std::string("same")}}),
+            make_layer("global_average_pooling1d", {}),
+            make_layer("global_max_pooling1d", {}),
+            make_layer("global_max_pooling2d", {})};
 }
 
 TEST(LayerArguments, EveryKindComesBackFromItsArgumentsAsItWasMade) {
@@ -75,6 +91,22 @@ TEST(LayerArguments, APoolingLayersStridesAreItsPoolSizeUnlessGiven) {
     EXPECT_EQ(make_layer("max_pooling2d", {}).strides, (std::array<int64_t, 2>{2, 2}));  // Keras's pool_size (2, 2)
 }
 
+TEST(LayerArguments, KindsOwnDefaultsNoneAndKerasOneTuples) {
+    EXPECT_FLOAT_EQ(make_layer("leaky_relu", {}).negative_slope, 0.3f);  // Keras's LeakyReLU; ReLU's is 0
+    EXPECT_FLOAT_EQ(make_layer("relu", {}).negative_slope, 0.0f);
+    // ReLU's max_value=None is no ceiling, and comes back as None.
+    const Layer relu = make_layer("relu", {{"max_value", std::monostate{}}});
+    EXPECT_TRUE(std::isinf(relu.max_value));
+    EXPECT_EQ(layer_arguments(relu)[0], (std::pair<std::string, LayerValue>{"max_value", std::monostate{}}));
+    // Keras's configs keep a 1-D layer's sizes as 1-tuples.
+    const Layer conv = make_layer("conv1d", {{"filters", int64_t{2}}, {"kernel_size", std::vector<int64_t>{3}},
+                                             {"strides", std::vector<int64_t>{2}}});
+    EXPECT_EQ(conv.kernel_size_1d, 3);
+    EXPECT_EQ(conv.strides_1d, 2);
+    EXPECT_EQ(make_layer("max_pooling1d", {{"pool_size", int64_t{3}}}).strides_1d, 3);  // strides=None
+    EXPECT_EQ(make_layer("average_pooling1d", {}).strides_1d, 2);
+}
+
 TEST(LayerArguments, AWrongArgumentNamesTheKindAndTheArgument) {
     EXPECT_EQ(error_of("dense", {}), "Dense: units is required");
     EXPECT_EQ(error_of("dense", {{"units", std::monostate{}}}), "Dense: units is required; None is not a value for it");
@@ -88,7 +120,16 @@ TEST(LayerArguments, AWrongArgumentNamesTheKindAndTheArgument) {
     EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"units", int64_t{4}}}), "Dense: units is given twice");
     EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"kernel_initializer", std::string("orthogonal")}}),
               "Dense: kernel_initializer is 'orthogonal'; onefit knows glorot_uniform, glorot_normal, he_uniform, "
-              "he_normal, lecun_uniform, zeros, ones");
+              "he_normal, lecun_uniform, uniform, random_uniform, zeros, ones");
+    EXPECT_EQ(error_of("relu", {{"max_value", -1.0}}), "ReLU: max_value cannot be negative, got -1");
+    EXPECT_EQ(error_of("leaky_relu", {{"negative_slope", -0.5}}), "LeakyReLU: negative_slope cannot be negative, got -0.5");
+    EXPECT_EQ(error_of("embedding", {{"input_dim", int64_t{5}}}), "Embedding: output_dim is required");
+    EXPECT_EQ(error_of("embedding", {{"input_dim", int64_t{5}}, {"output_dim", int64_t{2}}, {"mask_zero", true}})
+                  .rfind("Embedding: mask_zero=True is not supported", 0),
+              0u);
+    EXPECT_EQ(error_of("conv1d", {{"filters", int64_t{2}}, {"kernel_size", std::vector<int64_t>{3, 3}}}),
+              "Conv1D: kernel_size must be an integer, not a list");
+    EXPECT_EQ(error_of("max_pooling1d", {{"pool_size", int64_t{0}}}), "MaxPooling1D: pool_size must be at least 1, got 0");
     EXPECT_EQ(error_of("conv2d", {{"filters", int64_t{4}}, {"kernel_size", std::vector<int64_t>{3, 0}}}),
               "Conv2D: kernel_size[1] must be at least 1, got 0");
     EXPECT_EQ(error_of("conv2d", {{"filters", int64_t{4}}, {"kernel_size", std::vector<int64_t>{3, 3, 3}}}),

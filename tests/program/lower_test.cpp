@@ -306,8 +306,8 @@ TEST(LoweringErrors, UnknownInitializerNamesTheLayer) {
     EXPECT_TRUE(contains(e, "classifier"));
 }
 
-TEST(LoweringErrors, TheModelMustEndInADenseLayer) {
-    EXPECT_TRUE(contains(error_of([] { lower({Dense(4), Dropout(0.5f)}); }), "last layer"));
+TEST(LoweringErrors, TheModelMustHaveLayersEndingInAFlatOutput) {
+    EXPECT_TRUE(contains(error_of([] { lower({Dense(8), Reshape({2, 4})}); }), "the last layer's output must be flat"));
     EXPECT_THROW(lower({}), Error);
 }
 
@@ -341,6 +341,49 @@ TEST(LoweringErrors, SetWeightsWithTooFewOrTooManyArrays) {
     Sequential model({4});
     model.add(Dense(3));
     EXPECT_THROW(model.set_weights({Tensor({3, 4}), Tensor({3})}), Error);
+}
+
+TEST(Lowering, AnyLayerWithAFlatOutputMayEndTheModel) {
+    // Keras notebooks end with Dense(3) then Activation("softmax") or Softmax(): the loss then
+    // works on that layer's probabilities (not fused with the Dense's logits).
+    const TrainingProgram program = lower({Dense(3), make_layer("softmax", {})}, 4,
+                                          loss_from_name("categorical_crossentropy"));
+    EXPECT_EQ(program.output_width, 3);
+    EXPECT_FALSE(program.loss_takes_logits);
+    EXPECT_THROW(lower({Dense(3), make_layer("activation", {{"activation", std::string("softmax")}})}, 4,
+                       loss_from_name("categorical_crossentropy", true)),
+                 Error);  // from_logits=True after a softmax
+    try {
+        lower_sequential({4, 4, 1}, {Conv2D(2, 3)}, loss_from_name("mse"), Adam(), {}, 0);
+        FAIL() << "an image output was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("the last layer's output must be flat"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Lowering, AnEmbeddingReadsTheModelsInputSoItMustComeFirst) {
+    const Layer embedding = make_layer("embedding", {{"input_dim", int64_t{10}}, {"output_dim", int64_t{2}}});
+    const TrainingProgram program = lower({embedding, Flatten(), Dense(3)}, 5, loss_from_name("mse"));
+    EXPECT_EQ(program.ops[0].out_width, 10);  // 5 indices x 2
+    try {
+        lower({Dense(5), Reshape({5}), embedding, Flatten(), Dense(3)}, 5, loss_from_name("mse"));
+        FAIL() << "an Embedding after another layer was accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  "layer 'embedding' (Embedding) must be the model's first layer: it reads the model's input (integer "
+                  "indices) itself");
+    }
+}
+
+TEST(Lowering, AConv1DRunsAsAConv2DOfHeightOne) {
+    const Layer conv = make_layer("conv1d", {{"filters", int64_t{4}}, {"kernel_size", int64_t{3}}, {"strides", int64_t{2}}});
+    const TrainingProgram program = lower_sequential({9, 2}, {conv, Flatten(), Dense(1)}, loss_from_name("mse"), Adam(), {}, 0);
+    const ProgramOp& op = program.ops[0];
+    EXPECT_EQ(op.kind, Layer::Kind::Conv2D);
+    EXPECT_EQ(op.layer.kind, Layer::Kind::Conv1D);
+    EXPECT_EQ(op.spec.output, (Shape{4, 4}));
+    EXPECT_EQ(op.params[0].shape, (Shape{3, 2, 4}));  // Keras's (kernel_size, in, filters)
+    EXPECT_EQ(op.conv.patch, 6);
 }
 
 }  // namespace

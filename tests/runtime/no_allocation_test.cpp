@@ -263,6 +263,33 @@ TEST(NoAllocation, ImageLayersAllocateNothing) {
     expect_no_allocation(c);
 }
 
+TEST(NoAllocation, LayersMadeFromTheirDeclarationsAllocateNothing) {
+    // Conv1D (a Conv2D of height 1), the 1-D and global poolings, LayerNormalization and the
+    // activation layers; then an Embedding (these features cast to indices 0 and 1).
+    const auto made = [](const char* type, const LayerArguments& arguments = {}) { return make_layer(type, arguments); };
+    expect_no_allocation({.input = {12, 3},
+                          .layers = {made("conv1d", {{"filters", int64_t{8}}, {"kernel_size", int64_t{3}}}),
+                                     made("leaky_relu"), made("layer_normalization"),
+                                     made("max_pooling1d", {{"padding", std::string("same")}}),
+                                     made("average_pooling1d", {{"pool_size", int64_t{2}}, {"strides", int64_t{1}}}),
+                                     made("global_max_pooling1d"),
+                                     made("relu", {{"max_value", 6.0}}), Dense(3), made("softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.001f),
+                          .rows = 60,
+                          .batch_size = 16,
+                          .shuffle = true});
+    expect_no_allocation({.input = {6},
+                          .layers = {made("embedding", {{"input_dim", int64_t{4}}, {"output_dim", int64_t{5}}}),
+                                     made("global_average_pooling1d"),
+                                     made("activation", {{"activation", std::string("tanh")}}), Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.001f),
+                          .rows = 50,
+                          .batch_size = 16,
+                          .shuffle = true});
+}
+
 // The features are the bulk of a fit's data (MNIST: 188 MB): the whole fit, set-up included,
 // reads the caller's x in place instead of copying it, validation_split's part too.
 TEST(NoAllocation, StackedMembersAllocateNothingPerStep) {

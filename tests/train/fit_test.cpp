@@ -87,6 +87,35 @@ TEST(FitInput, ANonFiniteFeatureIsNamedByRowAndColumn) {
     EXPECT_NE(message().find("row 0, column 1"), std::string::npos) << message();
 }
 
+TEST(FitInput, AnEmbeddingsIndicesAreCheckedBeforeTheFitAndPredict) {
+    Tensor x({6, 3}), y({6});
+    for (int64_t k = 0; k < x.size(); ++k) x[k] = static_cast<float>(k % 4);
+    for (int64_t i = 0; i < y.rows(); ++i) y[i] = static_cast<float>(i % 2);
+    Sequential model({3}, 0);
+    model.add(make_layer("embedding", {{"input_dim", int64_t{4}}, {"output_dim", int64_t{2}}}));
+    model.add(Flatten());
+    model.add(Dense(2, "softmax"));
+    model.compile(Adam(), loss_from_name("sparse_categorical_crossentropy"));
+    FitOptions o;
+    o.verbose = 0;
+    const auto message = [&](bool fit) {
+        try {
+            if (fit) model.fit(x, y, o);
+            else model.predict(x);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(message(true), "no error");
+    x.at(4, 2) = 4.0f;  // one past the vocabulary
+    EXPECT_EQ(message(true), "x row 4, column 2 holds 4; an Embedding takes integer indices in [0, 4) (layer 'embedding')");
+    x.at(4, 2) = 1.5f;
+    EXPECT_NE(message(false).find("row 4, column 2 holds 1.5"), std::string::npos) << message(false);
+    x.at(4, 2) = -1.0f;
+    EXPECT_NE(message(true).find("holds -1"), std::string::npos) << message(true);
+}
+
 TEST(FitHistory, HasLossMetricsAndValidationKeysWithOneValuePerEpoch) {
     Sequential model = classifier(0, false, {"accuracy", "mae"});
     FitOptions o = options(4, 3);

@@ -124,7 +124,9 @@ std::vector<Layer> parse_layers(const std::string& text) {
         const std::string where = "--layers '" + printable(item) + "'";
         const std::vector<std::string> fields = split_fields(item);
         const std::string& head = fields[0];
-        bool declared = is_layer_type(head) && fields.size() > 1;
+        // A config word alone is that kind at its defaults (layer_normalization), but dropout's
+        // short form (dropout:RATE) keeps its own message.
+        bool declared = is_layer_type(head) && (fields.size() > 1 || head != "dropout");
         for (size_t i = 1; i < fields.size(); ++i) declared = declared && fields[i].find('=') != std::string::npos;
         if (declared) {
             layers.push_back(declared_layer(fields, where));

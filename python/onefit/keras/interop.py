@@ -1,5 +1,5 @@
-"""from_keras / to_keras: a Keras 3 Sequential of Dense, Dropout and image layers (Conv2D,
-MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Flatten, Reshape; channels last) becomes an
+"""from_keras / to_keras: a Keras 3 Sequential of the layers onefit.keras has (Dense, Dropout, the
+image, sequence, normalization and activation layers, Embedding; channels last) becomes an
 onefit model with the same layers, weights, optimizer, loss and metrics, and back. Keras is imported only by
 to_keras (onefit itself never needs it); from_keras reads the model it is given."""
 from onefit.keras import layers as _layers
@@ -78,6 +78,12 @@ def _layer(layer):
             raise TypeError(f"{where}: axis {config['axis']!r} is not supported by onefit (the last axis only)")
         return _layers.BatchNormalization(momentum=float(config["momentum"]), epsilon=float(config["epsilon"]),
                                           center=bool(config["center"]), scale=bool(config["scale"]), name=layer.name)
+    if kind in _layers.LAYERS:  # every other kind: its class takes Keras's config, refusing what it lacks
+        config = {k: v for k, v in config.items() if k not in ("name", "trainable", "dtype")}
+        try:
+            return _layers.LAYERS[kind](**config, name=layer.name)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{where}: {e}") from None
     raise TypeError(f"{where}: onefit has the layers {', '.join(_layers.LAYERS)} only")
 
 
@@ -125,7 +131,8 @@ def _keras_layer(k, layer):
     if kind == "BatchNormalization":
         return k.BatchNormalization(momentum=layer.momentum, epsilon=layer.epsilon, center=layer.center,
                                     scale=layer.scale, name=layer.name)
-    return getattr(k, kind)(name=layer.name)  # GlobalAveragePooling2D, Flatten
+    # Every other kind: its declared arguments are Keras's names (GlobalAveragePooling2D, Embedding, ...).
+    return getattr(k, kind)(**layer._arguments(), name=layer.name)
 
 
 # onefit's native loss names and optimizer names -> Keras 3's classes.

@@ -248,6 +248,121 @@ class BatchNormalization(Layer):
         return f"BatchNormalization(momentum={self.momentum}, epsilon={self.epsilon})"
 
 
+# Activation layers and the 1-D layers: sequences are (steps, channels), as Keras's default data_format.
+
+class Activation(Layer):
+    """keras.layers.Activation(activation, name=None): one of Keras's activations as a layer (softmax
+    over the last axis)."""
+
+    def __init__(self, activation, name=None, input_shape=None, **kwargs):
+        _no_unsupported(kwargs, "Activation")
+        super().__init__(name, input_shape)
+        self._declare(activation=activation_name(activation))
+
+
+class LayerNormalization(Layer):
+    """keras.layers.LayerNormalization(axis=-1, epsilon=0.001, center=True, scale=True, name=None): each
+    sample's last axis normalised by its own mean and variance. Weights: gamma, beta."""
+
+    _OFF = {"beta_initializer": "zeros", "gamma_initializer": "ones", "beta_regularizer": None,
+            "gamma_regularizer": None, "beta_constraint": None, "gamma_constraint": None, "rms_scaling": False}
+
+    def __init__(self, axis=-1, epsilon=0.001, center=True, scale=True, name=None, input_shape=None, **kwargs):
+        _initializers_by_name(kwargs, ("beta_initializer", "gamma_initializer"))
+        _keras_off(kwargs, self._OFF, "LayerNormalization")
+        _no_unsupported(kwargs, "LayerNormalization")
+        super().__init__(name, input_shape)
+        if isinstance(axis, (list, tuple)):
+            if len(axis) != 1:
+                raise ValueError(f"LayerNormalization axis={axis!r} is not supported by onefit: it normalises the "
+                                 "last axis (axis=-1)")
+            axis = axis[0]
+        self._declare(axis=axis, epsilon=epsilon, center=center, scale=scale)
+
+
+class Embedding(Layer):
+    """keras.layers.Embedding(input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False,
+    name=None): each integer index of a sample (the model's input, values in [0, input_dim)) becomes
+    its row of the (input_dim, output_dim) table. The model's first layer."""
+
+    _OFF = {"embeddings_regularizer": None, "embeddings_constraint": None, "quantization_config": None,
+            "lora_rank": None, "lora_alpha": None}
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, name=None,
+                 input_shape=None, **kwargs):
+        _keras_off(kwargs, self._OFF, "Embedding")
+        _no_unsupported(kwargs, "Embedding")
+        super().__init__(name, input_shape)
+        self._declare(input_dim=input_dim, output_dim=output_dim,
+                      embeddings_initializer=_initializer_name(embeddings_initializer), mask_zero=mask_zero)
+
+
+def _one(value):
+    """A 1-D layer's size: Keras takes an int or a 1-tuple."""
+    return value[0] if isinstance(value, (list, tuple)) and len(value) == 1 else value
+
+
+class Conv1D(Layer):
+    """keras.layers.Conv1D(filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
+    use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None) over
+    (steps, channels); the kernel is (kernel_size, in, filters)."""
+
+    _OFF = dict(_CONV_OFF, dilation_rate=(1,))
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
+                 input_shape=None, **kwargs):
+        _keras_off(kwargs, self._OFF, "Conv1D")
+        _no_unsupported(kwargs, "Conv1D")
+        super().__init__(name, input_shape)
+        _channels_last(data_format, "Conv1D")
+        self._declare(filters=filters, kernel_size=_one(kernel_size), strides=_one(strides), padding=_padding(padding),
+                      activation=activation_name(activation), use_bias=use_bias,
+                      kernel_initializer=_initializer_name(kernel_initializer),
+                      bias_initializer=_initializer_name(bias_initializer))
+
+
+class _Pooling1D(Layer):
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, name=None, input_shape=None,
+                 **kwargs):
+        what = type(self).__name__
+        _no_unsupported(kwargs, what)
+        super().__init__(name, input_shape)
+        _channels_last(data_format, what)
+        self._declare(pool_size=_one(pool_size), strides=_one(strides), padding=_padding(padding))
+
+
+class MaxPooling1D(_Pooling1D):
+    """keras.layers.MaxPooling1D(pool_size=2, strides=None, padding="valid", data_format=None, name=None)."""
+
+
+class AveragePooling1D(_Pooling1D):
+    """keras.layers.AveragePooling1D(pool_size=2, strides=None, padding="valid", data_format=None, name=None)."""
+
+
+class _GlobalPooling(Layer):
+    def __init__(self, data_format=None, keepdims=False, name=None, input_shape=None, **kwargs):
+        what = type(self).__name__
+        _no_unsupported(kwargs, what)
+        super().__init__(name, input_shape)
+        _channels_last(data_format, what)
+        if keepdims:
+            raise ValueError(f"{what} keepdims=True is not supported by onefit (its output is (C,))")
+        self._declare()
+
+
+class GlobalAveragePooling1D(_GlobalPooling):
+    """keras.layers.GlobalAveragePooling1D(data_format=None, keepdims=False): each channel's mean over the steps."""
+
+
+class GlobalMaxPooling1D(_GlobalPooling):
+    """keras.layers.GlobalMaxPooling1D(data_format=None, keepdims=False): each channel's largest value."""
+
+
+class GlobalMaxPooling2D(_GlobalPooling):
+    """keras.layers.GlobalMaxPooling2D(data_format=None, keepdims=False): each channel's largest value."""
+
+
 def _declared_class(kind):
     """A class for a kind declared natively without one written here: Keras's name, its declared
     arguments by position or name, and the arguments every layer takes."""
@@ -276,7 +391,7 @@ for _kind in list(_KINDS.values()):
 
 # The layers a model holds, by Keras class name (what the native model's layer list reports).
 LAYERS = {name: globals()[name] for name in _KINDS}
-IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D)
+IMAGE_LAYERS = (Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D)
 
 
 def _float32_shortest(value):
@@ -306,21 +421,36 @@ def _keras_off(kwargs, off, layer):
     for key, none in off.items():
         if key not in kwargs:
             continue
-        value = kwargs.pop(key)
-        if key == "dilation_rate" and isinstance(value, int) and not isinstance(value, bool):
-            value = (value, value)
+        given = value = kwargs.pop(key)
+        if isinstance(none, tuple) and isinstance(value, int) and not isinstance(value, bool):
+            value = (value,) * len(none)  # dilation_rate=1: (1, 1)
         if value != none and not (isinstance(value, list) and tuple(value) == none):
-            raise ValueError(f"{layer} {key}={value!r} is not supported by onefit (only {none!r})")
+            raise ValueError(f"{layer} {key}={given!r} is not supported by onefit (only {none!r})")
 
 
 def _initializer_name(init):
+    """An initializer's name from a name, a Keras initializer object or its config dict. RandomUniform
+    is onefit's "uniform" only with Keras's default bounds (-0.05, 0.05); others are refused."""
     if isinstance(init, str):
         return init
-    name = getattr(type(init), "__name__", "")
+    if isinstance(init, dict):  # a Keras config: {"class_name": "GlorotUniform", "config": {...}}
+        name, config = init.get("class_name", ""), init.get("config") or {}
+    else:
+        name, config = getattr(type(init), "__name__", ""), (init.get_config() if hasattr(init, "get_config") else {})
     snake = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+    if snake in ("random_uniform", "uniform") and (config.get("minval", -0.05), config.get("maxval", 0.05)) != (-0.05, 0.05):
+        raise ValueError(f"RandomUniform(minval={config.get('minval')}, maxval={config.get('maxval')}) is not "
+                         "supported by onefit: only Keras's default bounds (-0.05, 0.05), its 'uniform'")
     if snake:
         return snake
     raise TypeError(f"initializers are given by name, e.g. 'glorot_uniform', not {init!r}")
+
+
+def _initializers_by_name(kwargs, keys):
+    """Initializer arguments compared with their "none" value by name (a Keras config holds dicts)."""
+    for key in keys:
+        if key in kwargs:
+            kwargs[key] = _initializer_name(kwargs[key])
 
 
 # Arguments every Keras layer takes that onefit has no counterpart for (beyond their defaults):

@@ -1,5 +1,5 @@
-// The registration of every layer kind that runs as an op (all but the product layers Dense and
-// Conv2D, which each device lowers to its own GEMM): the kind, and the struct in its op file that
+// The registration of every layer kind that runs as an op (all but the product layers Dense,
+// Conv2D and Conv1D, which each device lowers to its own GEMM): the kind, and the struct in its op file that
 // declares its spec, attributes and check next to its forward and backward. The kinds' table
 // (layer_kinds.cpp) and the CPU step loop read this list; adding a layer adds its line here.
 // Re-included once per SIMD target (core/simd.hpp): a toggle guard, not #pragma once.
@@ -9,8 +9,12 @@
 #else
 #define ONEFIT_NN_OPS_ALL_OPS_HPP
 #endif
+#include "nn/ops/activation_layers.hpp"
 #include "nn/ops/batch_normalization.hpp"
 #include "nn/ops/dropout.hpp"
+#include "nn/ops/embedding.hpp"
+#include "nn/ops/layer_normalization.hpp"
+#include "nn/ops/pooling_1d.hpp"
 #include "nn/ops/pooling_2d.hpp"
 #include "nn/ops/reshape.hpp"
 #include "core/simd.hpp"
@@ -23,7 +27,18 @@
     X(MaxPooling2D, MaxPooling2DOp)                     \
     X(AveragePooling2D, AveragePooling2DOp)             \
     X(GlobalAveragePooling2D, GlobalAveragePooling2DOp) \
-    X(BatchNormalization, BatchNormalizationOp)
+    X(BatchNormalization, BatchNormalizationOp)         \
+    X(Activation, ActivationOp)                         \
+    X(ReLU, ReLUOp)                                     \
+    X(LeakyReLU, LeakyReLUOp)                           \
+    X(Softmax, SoftmaxOp)                               \
+    X(LayerNormalization, LayerNormalizationOp)         \
+    X(Embedding, EmbeddingOp)                           \
+    X(MaxPooling1D, MaxPooling1DOp)                     \
+    X(AveragePooling1D, AveragePooling1DOp)             \
+    X(GlobalAveragePooling1D, GlobalAveragePooling1DOp) \
+    X(GlobalMaxPooling1D, GlobalMaxPooling1DOp)         \
+    X(GlobalMaxPooling2D, GlobalMaxPooling2DOp)
 #endif
 
 ONEFIT_SIMD_BEGIN(nn)

@@ -26,7 +26,7 @@ struct OpArgs {
     int32_t* indices = nullptr;  // indices_per_sample per sample, from this call's first row
     T* op_scratch = nullptr;     // op_scratch values for the whole batch
     const T* in = nullptr;       // rows x the input's elements
-    T* out = nullptr;            // forward: rows x the output's elements
+    T* out = nullptr;            // forward: rows x the output's elements (backward: what forward wrote)
     const T* dout = nullptr;     // backward: dL/d(output)
     T* din = nullptr;            // backward: dL/d(input), overwritten (null for the model's first op)
 };

@@ -130,7 +130,7 @@ struct AveragePooling2DOp : Pooling2D {
     }
 };
 
-// The mean over every pixel, per channel: (h, w, c) -> (c).
+// The mean over every pixel, per channel: (h, w, c) -> (c) (GlobalAveragePooling1D's over every step).
 struct GlobalAveragePooling2DOp {
     static constexpr const char* type = "global_average_pooling2d";
     static constexpr const char* keras_class = "GlobalAveragePooling2D";
@@ -145,7 +145,7 @@ struct GlobalAveragePooling2DOp {
     static void check(const Layer&) {}
     template <class T>
     static void forward(const OpArgs<T>& a) {
-        const int64_t pixels = a.spec.input[0] * a.spec.input[1], channels = a.spec.input[2];
+        const int64_t channels = a.spec.input.back(), pixels = shape_elements(a.spec.input) / channels;
         const T scale = T(1) / T(pixels);
         for (int64_t r = 0; r < a.rows; ++r) {
             T* o = a.out + r * channels;
@@ -157,7 +157,7 @@ struct GlobalAveragePooling2DOp {
     }
     template <class T>
     static void backward(const OpArgs<T>& a) {
-        const int64_t pixels = a.spec.input[0] * a.spec.input[1], channels = a.spec.input[2];
+        const int64_t channels = a.spec.input.back(), pixels = shape_elements(a.spec.input) / channels;
         const T scale = T(1) / T(pixels);
         for (int64_t r = 0; r < a.rows; ++r)
             for (int64_t p = 0; p < pixels; ++p)

@@ -51,5 +51,12 @@ inline void check_positive_pair(std::array<int64_t, 2> v, const char* what) {
                     ", got (" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ")");
 }
 
+// The same for a 1-D layer's window or stride.
+inline void check_positive_size(int64_t v, const char* what) {
+    if (v < 1 || v > kMaxWindow)
+        throw Error(std::string(what) + " must be positive" + (v > kMaxWindow ? " and at most 65536" : "") + ", got " +
+                    std::to_string(v));
+}
+
 ONEFIT_SIMD_END(nn)
 #endif  // ONEFIT_NN_OPS_WINDOW_2D_HPP

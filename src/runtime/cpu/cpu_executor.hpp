@@ -319,7 +319,7 @@ private:
         const bool has_grads = op.params_offset < first_param(i + 1);
         if (!din && !has_grads) return;
         over_parts(op, rows, [&](int64_t a, int64_t n) {
-            nn::OpArgs<T> args = op_args(i, r0 + a, n, true, in + a * op.in_width, nullptr);
+            nn::OpArgs<T> args = op_args(i, r0 + a, n, true, in + a * op.in_width, out(i) + (r0 + a) * width);
             args.grads = g + (op.params_offset - g_first);
             args.dout = dout + a * width;
             args.din = din ? din + a * op.in_width : nullptr;

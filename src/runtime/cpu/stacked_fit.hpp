@@ -54,6 +54,7 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
         if (op.kind == Layer::Kind::Dense && op.dense.use_blas) return false;
         if (op.dense.activation == Activation::softmax && i + 1 != program.ops.size()) return false;
     }
+    if (program.ops.back().kind != Layer::Kind::Dense) return false;  // (the lanes' loss reads a Dense's outputs)
     const int64_t y_width = packed_label_width(program, plan.y_width);
     const bool elementwise = !nn::is_row_loss(program.loss.kind) && !program.loss_takes_logits;
     if (elementwise && y_width != program.output_width) return false;

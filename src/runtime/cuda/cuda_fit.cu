@@ -60,6 +60,8 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     const Optimizer& o = program.optimizer;
     if (o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f)
         throw Error("device 'cuda' does not clip gradients (clipnorm, clipvalue, global_clipnorm) yet; use --device cpu");
+    if (program.ops.back().kind != Layer::Kind::Dense)
+        throw Error("device 'cuda' needs a Dense last layer, not '" + program.ops.back().layer_name + "'; use --device cpu");
     DeviceModel m{};
     m.n_ops = int(program.ops.size());
     for (int i = 0; i < m.n_ops; ++i) {
