@@ -2,6 +2,8 @@
 #pragma once
 #include <string>
 
+#include "onefit/schedules.hpp"
+
 namespace onefit {
 
 enum class OptimizerKind { sgd, adam, adamw, rmsprop, adagrad };
@@ -22,7 +24,17 @@ struct Optimizer {
     // each parameter array's gradient scaled to an L2 norm of at most clipnorm, all of them
     // together to a global norm of at most global_clipnorm, or each value into [-clipvalue, clipvalue].
     float clipnorm = 0.0f, global_clipnorm = 0.0f, clipvalue = 0.0f;
+    // A Keras learning-rate schedule in place of the constant rate (kind constant: none). With one,
+    // learning_rate is the schedule's rate at step 0, for display; the fit evaluates the schedule
+    // at every step.
+    LearningRateSchedule learning_rate_schedule;
 };
+
+// The optimizer's rate at update `t` (1 for the first, as the step count; the schedule's iteration t - 1).
+inline float current_learning_rate(const Optimizer& o, int64_t t) {
+    if (o.learning_rate_schedule.kind == ScheduleKind::constant) return o.learning_rate;
+    return static_cast<float>(scheduled_learning_rate(o.learning_rate_schedule, t - 1));
+}
 
 Optimizer SGD(float learning_rate = 0.01f, float momentum = 0.0f, bool nesterov = false);
 Optimizer Adam(float learning_rate = 0.001f, float beta_1 = 0.9f, float beta_2 = 0.999f, float epsilon = 1e-7f,

@@ -62,6 +62,33 @@ onefit::LayerArguments layer_arguments(nb::dict arguments) {
     return out;
 }
 
+// A Keras schedule's get_config() value: None, a bool, an int, a float or a list of numbers.
+onefit::ScheduleValue schedule_value(nb::handle v, const std::string& key) {
+    if (v.is_none()) return std::monostate{};
+    if (PyBool_Check(v.ptr())) return v.ptr() == Py_True;
+    if (PyIndex_Check(v.ptr())) return nb::cast<int64_t>(nb::int_(v));
+    if (PyFloat_Check(v.ptr()) || nb::hasattr(v, "__float__")) return nb::cast<double>(nb::float_(v));
+    if (PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) {
+        std::vector<double> list;
+        for (nb::handle d : v) {
+            if (PyBool_Check(d.ptr()) || !(PyIndex_Check(d.ptr()) || PyFloat_Check(d.ptr()) || nb::hasattr(d, "__float__")))
+                throw nb::type_error((key + " must hold numbers, not " + nb::repr(v).c_str()).c_str());
+            list.push_back(nb::cast<double>(nb::float_(d)));
+        }
+        return list;
+    }
+    throw nb::type_error((key + " must be a number, a bool, None or a list of numbers, not " + nb::repr(v).c_str()).c_str());
+}
+
+onefit::LearningRateSchedule make_schedule(const std::string& class_name, nb::dict config) {
+    onefit::ScheduleArguments arguments;
+    for (auto [key, value] : config) {
+        const std::string name = nb::cast<std::string>(key);
+        if (name != "name") arguments.emplace_back(name, schedule_value(value, name));
+    }
+    return onefit::make_schedule(class_name, arguments);
+}
+
 nb::object python_value(const onefit::LayerValue& v) {
     return std::visit([](const auto& x) -> nb::object {
         if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nb::none();
@@ -263,7 +290,27 @@ NB_MODULE(_onefit, m) {
         .def_rw("clipnorm", &onefit::Optimizer::clipnorm)
         .def_rw("global_clipnorm", &onefit::Optimizer::global_clipnorm)
         .def_rw("clipvalue", &onefit::Optimizer::clipvalue)
-        .def_prop_ro("name", [](const onefit::Optimizer& o) { return onefit::optimizer_name(o.kind); });
+        .def_prop_ro("name", [](const onefit::Optimizer& o) { return onefit::optimizer_name(o.kind); })
+        // A Keras learning-rate schedule by its class name and get_config(); learning_rate becomes its step-0 rate.
+        .def("set_schedule", [](onefit::Optimizer& o, const std::string& class_name, nb::dict config) {
+            o.learning_rate_schedule = make_schedule(class_name, config);
+            o.learning_rate = static_cast<float>(onefit::scheduled_learning_rate(o.learning_rate_schedule, 0));
+        }, "class_name"_a, "config"_a)
+        // (class_name, config) of its schedule, or None for a constant rate.
+        .def("schedule", [](const onefit::Optimizer& o) -> nb::object {
+            if (o.learning_rate_schedule.kind == onefit::ScheduleKind::constant) return nb::none();
+            nb::dict config;
+            for (const auto& [key, value] : onefit::schedule_arguments(o.learning_rate_schedule))
+                config[key.c_str()] = std::visit([](const auto& x) -> nb::object {
+                    if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) return nb::none();
+                    else return nb::cast(x);
+                }, value);
+            return nb::make_tuple(onefit::schedule_name(o.learning_rate_schedule.kind), config);
+        });
+    // A schedule's rate at a step, with the fit's own formula (the Python schedules' __call__).
+    m.def("scheduled_learning_rate", [](const std::string& class_name, nb::dict config, int64_t step) {
+        return onefit::scheduled_learning_rate(make_schedule(class_name, config), step);
+    }, "class_name"_a, "config"_a, "step"_a);
 
     nb::class_<onefit::Loss>(m, "Loss")
         .def("__init__", [](onefit::Loss* l, const std::string& name, bool from_logits, float delta) {

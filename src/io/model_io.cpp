@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/overloaded.hpp"
 #include "io/binary.hpp"
 #include "io/json_file.hpp"
 #include "io/layer_json.hpp"
@@ -56,7 +57,26 @@ std::string join(const std::string& dir, const char* file) { return dir + "/" + 
 
 // ---- Writing ----
 
+ordered_json optimizer_fields_json(const Optimizer& o);
+
+// A schedule as Keras serialises one: its class name and get_config() arguments.
+ordered_json schedule_json(const LearningRateSchedule& schedule) {
+    ordered_json config = ordered_json::object();
+    for (const auto& [key, value] : schedule_arguments(schedule))
+        std::visit(Overloaded{[&, &key = key](std::monostate) { config[key] = nullptr; },
+                              [&, &key = key](const auto& v) { config[key] = v; }},
+                   value);
+    return {{"class_name", schedule_name(schedule.kind)}, {"config", config}};
+}
+
 ordered_json optimizer_json(const Optimizer& o) {
+    ordered_json j = optimizer_fields_json(o);
+    if (o.learning_rate_schedule.kind != ScheduleKind::constant)
+        j["learning_rate_schedule"] = schedule_json(o.learning_rate_schedule);
+    return j;
+}
+
+ordered_json optimizer_fields_json(const Optimizer& o) {
     return {{"name", optimizer_name(o.kind)},
             {"learning_rate", shortest(o.learning_rate)},
             {"beta_1", shortest(o.beta_1)},
@@ -238,6 +258,33 @@ Optimizer read_optimizer(const JsonFile& f, const json& spec) {
     for (auto [key, field] : {std::pair{"clipnorm", &Optimizer::clipnorm}, std::pair{"global_clipnorm", &Optimizer::global_clipnorm},
                               std::pair{"clipvalue", &Optimizer::clipvalue}})
         if (spec.contains(key)) o.*field = f.number(spec, key, std::string("optimizer.") + key);
+    if (spec.contains("learning_rate_schedule")) {  // (came later too)
+        const std::string at = "optimizer.learning_rate_schedule";
+        const json& schedule = f.get(spec, "learning_rate_schedule", at);
+        const std::string class_name = f.string(schedule, "class_name", at + ".class_name");
+        const json& config = f.get(schedule, "config", at + ".config");
+        if (!config.is_object()) throw f.error(at + ".config", "must be an object");
+        ScheduleArguments arguments;
+        for (const auto& [key, value] : config.items()) {
+            ScheduleValue v;
+            if (value.is_boolean()) v = value.get<bool>();
+            else if (value.is_number_integer()) v = value.get<int64_t>();
+            else if (value.is_number()) v = value.get<double>();
+            else if (value.is_array()) {
+                std::vector<double> list;
+                for (const json& e : value) {
+                    if (!e.is_number()) throw f.error(at + ".config." + key, "must be a list of numbers");
+                    list.push_back(e.get<double>());
+                }
+                v = list;
+            } else if (!value.is_null()) {
+                if (key == "name") continue;
+                throw f.error(at + ".config." + key, "must be a number, true/false, null or a list of numbers");
+            }
+            arguments.emplace_back(key, v);
+        }
+        o.learning_rate_schedule = f.named(at, [&] { return make_schedule(class_name, arguments); });
+    }
     return o;
 }
 

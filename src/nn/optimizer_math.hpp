@@ -47,23 +47,30 @@ struct OptimizerStep {
     T alpha;  // Adam: lr sqrt(1 - b2^t) / (1 - b1^t)
 };
 
+// At update t (1-based) with this learning rate (a schedule's at that step; the CUDA kernels,
+// which take no schedule, the optimizer's own).
 template <class T>
-ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t) {
+ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t, float learning_rate) {
     OptimizerStep<T> c{};
     c.kind = o.kind;
     c.amsgrad = o.amsgrad;
     c.nesterov = o.nesterov;
     c.centered = o.centered;
     c.momentum_on = o.momentum != 0.0f;
-    c.lr = T(o.learning_rate);
+    c.lr = T(learning_rate);
     c.b1 = T(o.beta_1);
     c.b2 = T(o.beta_2);
     c.eps = T(o.epsilon);
     c.mu = T(o.momentum);
     c.rho = T(o.rho);
-    c.decay = o.kind == OptimizerKind::adamw ? T(o.learning_rate) * T(o.weight_decay) : T(0);
+    c.decay = o.kind == OptimizerKind::adamw ? T(learning_rate) * T(o.weight_decay) : T(0);
     c.alpha = c.lr * std::sqrt(T(1) - std::pow(c.b2, T(t))) / (T(1) - std::pow(c.b1, T(t)));
     return c;
+}
+
+template <class T>
+ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t t) {
+    return optimizer_step_constants<T>(o, t, o.learning_rate);
 }
 
 // Updates parameter i. Slots are n apart (slot k of parameter i is slots[k * n + i]). lr, alpha
@@ -146,7 +153,7 @@ ONEFIT_HD void with_optimizer(OptimizerKind k, F&& f) {
 template <class T>
 void optimizer_step_range(const Optimizer& o, T* __restrict w, const T* __restrict g, T* __restrict slots, int64_t n,
                           int64_t t, int64_t begin, int64_t end) {
-    const OptimizerStep<T> c = optimizer_step_constants<T>(o, t);
+    const OptimizerStep<T> c = optimizer_step_constants<T>(o, t, current_learning_rate(o, t));
     with_optimizer(o.kind, [&]<OptimizerKind K>() {
 #pragma omp simd
         for (int64_t i = begin; i < end; ++i) update_parameter<K>(c, w[i], g[i], slots, i, n);

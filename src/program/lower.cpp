@@ -60,10 +60,15 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
     check_input_shape(input_shape);
     if (layers.empty()) throw Error("Sequential: the model has no layers; add a Dense layer");
-    check_learning_rate(optimizer.learning_rate);
+    if (optimizer.learning_rate_schedule.kind == ScheduleKind::constant) check_learning_rate(optimizer.learning_rate);
     if (optimizer.kind == OptimizerKind::sgd && !(optimizer.momentum >= 0.0f && optimizer.momentum <= 1.0f))
         throw Error("SGD: momentum must be in [0, 1], as Keras requires, got " + std::to_string(optimizer.momentum));
     check_clipping(optimizer);
+    try {
+        check_schedule(optimizer.learning_rate_schedule);
+    } catch (const Error& e) {
+        throw Error(std::string("optimizer: learning_rate: ") + e.what());
+    }
     if (loss.kind == LossKind::huber && !(loss.delta > 0.0f))
         throw Error("huber: delta must be positive, got " + std::to_string(loss.delta));
 

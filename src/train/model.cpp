@@ -66,7 +66,11 @@ const std::vector<std::string>& Sequential::metrics() const { return program().m
 
 void Sequential::set_learning_rate(float learning_rate) {
     check_learning_rate(learning_rate);
-    program_state().optimizer.learning_rate = learning_rate;
+    Optimizer& o = program_state().optimizer;
+    if (o.learning_rate_schedule.kind != ScheduleKind::constant)  // Keras refuses it too
+        throw Error("the optimizer's learning rate follows a " + schedule_name(o.learning_rate_schedule.kind) +
+                    " schedule; it cannot be set");
+    o.learning_rate = learning_rate;
 }
 
 TrainingProgram& Sequential::program_state() {

@@ -204,7 +204,7 @@ Sequential sweep_member_model(const Sequential& model, const Optimizer& base, co
         member.add(layer);
     }
     Optimizer optimizer = m.optimizer.empty() || m.optimizer == optimizer_name(base.kind) ? base : optimizer_from_name(m.optimizer);
-    optimizer.learning_rate = m.learning_rate;
+    if (optimizer.learning_rate_schedule.kind == ScheduleKind::constant) optimizer.learning_rate = m.learning_rate;
     const Loss member_loss = m.loss.empty() || loss_from_name(m.loss).kind == loss.kind ? loss : loss_from_name(m.loss);
     member.compile(optimizer, member_loss, compile_options);
     return member;
@@ -231,6 +231,10 @@ std::vector<SweepMember> train::sweep_part(const Sequential& model, const Optimi
     const std::vector<uint64_t> seeds = grid.seeds.empty() ? std::vector<uint64_t>{model.seed()} : grid.seeds;
     if (!grid.points.empty() && (!grid.learning_rates.empty() || !grid.seeds.empty()))
         throw Error("sweep: give the grid's axes or its points, not both");
+    if (optimizer.learning_rate_schedule.kind != ScheduleKind::constant &&
+        (!grid.learning_rates.empty() || !grid.points.empty()))  // (a member's rate would replace the schedule)
+        throw Error("sweep: the optimizer's learning rate follows a " + schedule_name(optimizer.learning_rate_schedule.kind) +
+                    "; a grid of learning rates needs a constant rate");
     const auto positive = [](const std::vector<int64_t>& values, const char* axis) {
         for (int64_t v : values)
             if (v < 1) throw Error(std::string("sweep: ") + axis + " must be at least 1, got " + std::to_string(v));

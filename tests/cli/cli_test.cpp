@@ -122,6 +122,36 @@ TEST(CliFit, FlagsOverrideTheConfig) {
     EXPECT_NE(r.out.find(", 9 steps)"), std::string::npos) << r.out;  // 3 epochs of ceil(105 / 35)
 }
 
+TEST(CliFit, AConfigsOptimizerTakesAKerasScheduleAndClipping) {
+    const auto config = [](const std::string& name, const std::string& optimizer) {
+        return write_file(name, R"({"compile": {"optimizer": )" + optimizer + "}}");
+    };
+    const CliResult constant = run_cli({"fit", config("constant.json", R"({"name": "adam", "learning_rate": 0.1})"), "--verbose", "0"});
+    // A schedule that stays at its initial rate trains exactly as that constant rate does.
+    const CliResult flat = run_cli({"fit", config("flat.json", R"({"name": "adam", "learning_rate": {"class_name":
+        "ExponentialDecay", "config": {"initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 1.0}}})"),
+                                    "--verbose", "0"});
+    const CliResult decayed = run_cli({"fit", config("decayed.json", R"({"name": "adam", "learning_rate": {"class_name":
+        "ExponentialDecay", "config": {"initial_learning_rate": 0.1, "decay_steps": 10, "decay_rate": 0.5,
+        "name": "ExponentialDecay"}}})"), "--verbose", "0"});
+    ASSERT_EQ(flat.exit_code, 0) << flat.err;
+    ASSERT_EQ(decayed.exit_code, 0) << decayed.err;
+    EXPECT_NE(decayed.out.find("adam(lr=ExponentialDecay from 0.1)"), std::string::npos) << decayed.out;
+    EXPECT_EQ(line_starting(flat.out, "final:"), line_starting(constant.out, "final:"));
+    EXPECT_NE(line_starting(decayed.out, "final:"), line_starting(constant.out, "final:"));
+    // (SGD: Adam's step hardly changes when every gradient is scaled alike.)
+    const CliResult sgd = run_cli({"fit", config("sgd.json", R"({"name": "sgd", "learning_rate": 0.1})"), "--verbose", "0"});
+    const CliResult clipped = run_cli({"fit", config("clipped.json", R"({"name": "sgd", "learning_rate": 0.1,
+        "clipnorm": 0.01})"), "--verbose", "0"});
+    ASSERT_EQ(clipped.exit_code, 0) << clipped.err;
+    EXPECT_NE(line_starting(clipped.out, "final:"), line_starting(sgd.out, "final:"));
+    expect_one_line_error(run_cli({"fit", config("bad_schedule.json", R"({"name": "adam", "learning_rate": {"class_name":
+        "ExponentialDecay", "config": {"initial_learning_rate": 0.1, "decay_steps": 0, "decay_rate": 0.5}}})")}),
+                          "'compile.optimizer.learning_rate': ExponentialDecay: Argument `decay_steps` must be > 0");
+    expect_one_line_error(run_cli({"fit", config("two_clips.json", R"({"name": "adam", "clipnorm": 1, "clipvalue": 1})")}),
+                          "clip");
+}
+
 TEST(CliFit, ValidationSplitAppliesWhenTestSizeIsZero) {
     const CliResult r = run_cli({"fit", "--test-size", "0", "--validation-split", "0.2", "--verbose", "0"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

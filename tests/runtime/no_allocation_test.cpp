@@ -233,6 +233,24 @@ TEST(NoAllocation, GradientClippingAllocatesNothing) {
     }
 }
 
+TEST(NoAllocation, ALearningRateScheduleAllocatesNothing) {
+    // The rate is worked out at every step from the schedule's plain values.
+    Optimizer o = Adam();
+    o.learning_rate_schedule = make_schedule("PiecewiseConstantDecay", {{"boundaries", std::vector<double>{10, 30}},
+                                                                        {"values", std::vector<double>{0.01, 0.005, 0.001}}});
+    Optimizer cosine = SGD();
+    cosine.learning_rate_schedule = make_schedule("CosineDecay", {{"initial_learning_rate", 0.0}, {"decay_steps", int64_t{50}},
+                                                                  {"warmup_target", 0.1}, {"warmup_steps", int64_t{5}}});
+    for (const Optimizer& optimizer : {o, cosine})
+        expect_no_allocation({.input = {4},
+                              .layers = {Dense(16, "relu"), Dense(3, "softmax")},
+                              .loss = "sparse_categorical_crossentropy",
+                              .optimizer = optimizer,
+                              .rows = 60,
+                              .batch_size = 10,
+                              .shuffle = true});
+}
+
 TEST(NoAllocation, BlasSizedLayersAllocateNothing) {
     const Case c{.input = {64},
                  .layers = {Dense(256, "relu"), Dense(10, "softmax")},

@@ -153,6 +153,35 @@ public:
         }
     }
 
+    // A Keras schedule as Keras serialises one: {"class_name": "ExponentialDecay", "config": {...}}.
+    LearningRateSchedule schedule(const json& value, const std::string& key) const {
+        check_object(value, key, {"module", "class_name", "config", "registered_name"});
+        if (!value.contains("class_name")) throw Error(where(key) + ": a schedule needs its \"class_name\"");
+        const std::string class_name = string(value["class_name"], key + ".class_name");
+        const json config = value.contains("config") ? value["config"] : json::object();
+        if (!config.is_object()) throw type_error(config, key + ".config", "an object of the schedule's arguments");
+        ScheduleArguments arguments;
+        for (const auto& [field, v] : config.items()) {
+            const std::string at = key + ".config." + field;
+            if (v.is_null()) arguments.emplace_back(field, std::monostate{});
+            else if (v.is_boolean()) arguments.emplace_back(field, v.get<bool>());
+            else if (v.is_number_integer()) arguments.emplace_back(field, v.get<int64_t>());
+            else if (v.is_number()) arguments.emplace_back(field, v.get<double>());
+            else if (v.is_array()) {
+                std::vector<double> list;
+                for (size_t i = 0; i < v.size(); ++i) list.push_back(number(v[i], at + "[" + std::to_string(i) + "]"));
+                arguments.emplace_back(field, list);
+            } else if (field != "name") {
+                throw type_error(v, at, "a number, true/false, null or a list of numbers");
+            }
+        }
+        try {
+            return make_schedule(class_name, arguments);
+        } catch (const Error& e) {
+            throw Error(where(key) + ": " + printable(e.what(), 300));
+        }
+    }
+
     LayerValue layer_value(const json& value, const std::string& key) const {
         switch (value.type()) {
             case json::value_t::null: return std::monostate{};
@@ -191,9 +220,22 @@ public:
             if (optimizer.is_string()) {
                 config.optimizer = optimizer.get<std::string>();
             } else {
-                check_object(optimizer, "compile.optimizer", {"name", "learning_rate"});
+                check_object(optimizer, "compile.optimizer",
+                             {"name", "learning_rate", "clipnorm", "clipvalue", "global_clipnorm"});
                 if (optimizer.contains("name")) config.optimizer = string(optimizer["name"], "compile.optimizer.name");
-                if (optimizer.contains("learning_rate")) {
+                for (auto [key, field] : {std::pair{"clipnorm", &FitConfig::clipnorm}, std::pair{"clipvalue", &FitConfig::clipvalue},
+                                          std::pair{"global_clipnorm", &FitConfig::global_clipnorm}})
+                    if (optimizer.contains(key) && !optimizer[key].is_null()) {
+                        const std::string at = std::string("compile.optimizer.") + key;
+                        const double v = number(optimizer[key], at);
+                        if (!(v > 0) || !std::isfinite(v)) throw Error(where(at) + ": must be a positive number or null");
+                        config.*field = static_cast<float>(v);
+                    }
+                if (optimizer.contains("learning_rate") && optimizer["learning_rate"].is_object()) {
+                    config.learning_rate_schedule = schedule(optimizer["learning_rate"], "compile.optimizer.learning_rate");
+                    config.learning_rate = scheduled_learning_rate(config.learning_rate_schedule, 0);
+                    config.given.insert("compile.optimizer.learning_rate");
+                } else if (optimizer.contains("learning_rate")) {
                     config.learning_rate = number(optimizer["learning_rate"], "compile.optimizer.learning_rate");
                     config.given.insert("compile.optimizer.learning_rate");
                     check_learning_rate(config.learning_rate, where("compile.optimizer.learning_rate"));

@@ -30,7 +30,10 @@
 //     // include/onefit/layers.hpp): an unknown one is named with the ones the kind takes.
 //   },
 //   "compile": {
-//     "optimizer": {"name": "adam", "learning_rate": 0.1},  // or just "adam" (learning rate 0.1)
+//     "optimizer": {"name": "adam", "learning_rate": 0.1},  // or just "adam" (learning rate 0.1);
+//     // also "clipnorm", "clipvalue" or "global_clipnorm", and a Keras schedule as the rate:
+//     // "learning_rate": {"class_name": "ExponentialDecay", "config": {"initial_learning_rate": 0.1,
+//     // "decay_steps": 100, "decay_rate": 0.9}} (Keras's serialised form)
 //     "loss": "log_cosh",       // Keras names: mse, mae, huber, sparse_categorical_crossentropy, ...
 //     "metrics": []             // e.g. ["accuracy", "mae"]
 //   },
@@ -76,6 +79,8 @@ struct FitConfig {
     // compile
     std::string optimizer = "adam";
     double learning_rate = 0.1;
+    LearningRateSchedule learning_rate_schedule;  // "learning_rate": {"class_name": ..., "config": {...}}
+    float clipnorm = 0.0f, clipvalue = 0.0f, global_clipnorm = 0.0f;  // Keras's gradient clipping (0: off)
     std::string loss = "log_cosh";
     std::vector<std::string> metrics;
     // fit
@@ -107,6 +112,9 @@ struct FitConfig {
 // of this file); on the built-in iris nothing changes. The loss becomes "" (chosen from the
 // labels once they are loaded, by choose_loss).
 void apply_keras_defaults(FitConfig& config);
+
+// The optimizer the config describes: its name and rate (or schedule) and clipping.
+Optimizer config_optimizer(const FitConfig& config);
 
 // Keras's default learning rate for an optimizer: SGD 0.01, the others 0.001.
 double keras_learning_rate(const std::string& optimizer);

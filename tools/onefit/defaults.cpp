@@ -20,6 +20,13 @@ std::pair<Activation, int64_t> output_layer(const std::vector<Layer>& layers) {
 
 double keras_learning_rate(const std::string& optimizer) { return optimizer == "sgd" ? 0.01 : 0.001; }
 
+Optimizer config_optimizer(const FitConfig& config) {
+    Optimizer o = optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate));
+    o.learning_rate_schedule = config.learning_rate_schedule;
+    o.clipnorm = config.clipnorm, o.clipvalue = config.clipvalue, o.global_clipnorm = config.global_clipnorm;
+    return o;
+}
+
 void apply_keras_defaults(FitConfig& config) {
     // Keras's validation_split on its own: a test split only when asked for (both is an error).
     if (config.has("fit.validation_split") && !config.has("data.test_size")) config.test_size = 0;

@@ -41,8 +41,11 @@ std::string describe_run(const FitConfig& config, const SplitData& data, const S
     line += data.validation_rows > 0 ? " / " + std::to_string(data.validation_rows) + " validation rows), "
                                      : " rows, no validation), ";
     line += layers_text(model.input_shape(), model.layers());
-    line += ", " + optimizer_name(model.optimizer().kind) + "(lr=" + format_number(model.optimizer().learning_rate) +
-            "), " + loss_name(model.loss().kind);
+    const Optimizer& optimizer = model.optimizer();
+    const bool scheduled = optimizer.learning_rate_schedule.kind != ScheduleKind::constant;
+    line += ", " + optimizer_name(optimizer.kind) + "(lr=" +
+            (scheduled ? schedule_name(optimizer.learning_rate_schedule.kind) + " from " : std::string()) +
+            format_number(optimizer.learning_rate) + "), " + loss_name(model.loss().kind);
     if (!config.metrics.empty()) {
         line += ", metrics ";
         for (size_t i = 0; i < config.metrics.size(); ++i) line += (i ? "," : "") + config.metrics[i];
@@ -170,7 +173,7 @@ Sequential model_from(const FitConfig& config, const Shape& sample_shape) {
 }
 
 void compile_from(Sequential& model, const FitConfig& config) {
-    model.compile(optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+    model.compile(config_optimizer(config),
                   loss_from_name(config.loss), CompileOptions{config.metrics});
 }
 

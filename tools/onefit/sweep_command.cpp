@@ -211,7 +211,7 @@ void print_rate_summary(const std::vector<Configuration>& ranked, const SweepGri
 Sequential refit(const FitConfig& config, const SplitData& data, FitOptions options, const Configuration& c) {
     const SweepMember& m = *c.members.front();
     Sequential model = sweep_member_model(model_from(config, data.sample_shape),
-                                          optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate)),
+                                          config_optimizer(config),
                                           loss_from_name(config.loss), CompileOptions{config.metrics}, m);
     options.verbose = 0, options.batch_size = m.batch_size, options.epochs = m.epochs;
     model.fit(data.x_train, data.y_train, options);
@@ -361,7 +361,7 @@ int run_sweep(const SweepFlags& flags, const RankGroup* ranks) {
         options.validation_data.reset();
     }
     const auto start = std::chrono::steady_clock::now();
-    const Optimizer optimizer = optimizer_from_name(config.optimizer, static_cast<float>(config.learning_rate));
+    const Optimizer optimizer = config_optimizer(config);
     const std::vector<SweepMember> members =
         ranks ? sweep(*ranks, model, optimizer, loss_from_name(config.loss), CompileOptions{config.metrics}, data.x_train,
                       data.y_train, options, grid)

@@ -160,8 +160,12 @@ def to_keras(model):
         optimizer, loss, metrics = model._compiled
         settings = {k: getattr(optimizer, k) for k in optimizer._defaults}
         settings.update({c: getattr(optimizer, c) for c in ("clipnorm", "clipvalue", "global_clipnorm")})
+        learning_rate = optimizer.learning_rate
+        if optimizer._schedule is not None:  # Keras's own schedule, from the same arguments
+            schedule = optimizer._schedule
+            learning_rate = getattr(keras.optimizers.schedules, type(schedule).__name__)(**schedule.get_config())
         keras_optimizer = getattr(keras.optimizers, _KERAS_OPTIMIZERS[optimizer._name])(
-            learning_rate=optimizer.learning_rate, **settings)
+            learning_rate=learning_rate, **settings)
         loss_class = getattr(keras.losses, _KERAS_LOSSES[loss.name])
         loss_args = {"delta": loss.delta} if loss.name == "huber" else {}
         if "crossentropy" in loss.name:

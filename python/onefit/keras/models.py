@@ -493,7 +493,9 @@ def load_model(filepath, compile=True):
         return model
     model.loss = native_loss.name
     model.optimizer = _optimizers.get(native_optimizer.name)
-    model.optimizer.learning_rate = native_optimizer.learning_rate
+    schedule = native_optimizer.schedule()
+    model.optimizer.learning_rate = (native_optimizer.learning_rate if schedule is None else
+                                     _optimizers.schedules._CLASSES[schedule[0]].from_config(schedule[1]))
     for key in model.optimizer._defaults:
         setattr(model.optimizer, key, getattr(native_optimizer, key))
     for clip in _optimizers._CLIPS:  # 0 natively is None (off) in Keras

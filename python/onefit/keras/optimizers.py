@@ -3,6 +3,7 @@ rules (onefit's tests check each against the published rule and against Keras)."
 import warnings
 
 from onefit import _onefit
+from onefit.keras import schedules  # noqa: F401  (keras.optimizers.schedules)
 
 
 class LearningRate(float):
@@ -37,13 +38,25 @@ class Optimizer:
     _name = None
     clipnorm = clipvalue = global_clipnorm = None
     _defaults = {}
+    _schedule = None  # a learning-rate schedule given as learning_rate (schedules.py)
 
     @property
     def learning_rate(self):
+        """The rate (with a schedule: its rate at step 0; the fit follows the schedule step by step)."""
         return self._learning_rate
 
     @learning_rate.setter
     def learning_rate(self, value):
+        schedule = schedules.get(value)
+        if schedule is not None:
+            self._schedule = schedule
+            self._learning_rate = LearningRate(schedule(0), self)
+            return
+        if self._schedule is not None:  # as Keras refuses it
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object as its `learning_rate` "
+                            "constructor argument, hence its learning rate is not settable. If you need the learning "
+                            "rate to be settable, you should instantiate the optimizer with a float `learning_rate` "
+                            "argument.")
         if hasattr(value, "numpy") and not isinstance(value, float):  # a Keras or NumPy scalar
             value = value.numpy()
         self._learning_rate = LearningRate(float(value), self)
@@ -66,13 +79,15 @@ class Optimizer:
         if sum(getattr(self, clip) is not None for clip in _CLIPS) > 1:
             raise ValueError("Only one of `clipnorm`, `clipvalue` and `global_clipnorm` can be set. Received: "
                              + ", ".join(f"{clip}={kwargs.get(clip)}" for clip in _CLIPS))
-        self.learning_rate = float(self._default_lr if learning_rate is None else learning_rate)
+        self.learning_rate = self._default_lr if learning_rate is None else learning_rate
         for key, default in self._defaults.items():
             setattr(self, key, kwargs.get(key, default))
 
     def _native(self):
         o = _onefit.Optimizer(self._name)
         o.learning_rate = float(self.learning_rate)
+        if self._schedule is not None:
+            o.set_schedule(type(self._schedule).__name__, self._schedule._config())
         for key in self._defaults:
             setattr(o, key, getattr(self, key))
         for clip in _CLIPS:
@@ -80,11 +95,15 @@ class Optimizer:
         return o
 
     def get_config(self):
-        return {"name": self._name, "learning_rate": float(self.learning_rate),
+        learning_rate = float(self.learning_rate)
+        if self._schedule is not None:  # as Keras serialises one
+            learning_rate = {"module": "keras.optimizers.schedules", "class_name": type(self._schedule).__name__,
+                             "config": self._schedule.get_config(), "registered_name": None}
+        return {"name": self._name, "learning_rate": learning_rate,
                 **{k: getattr(self, k) for k in self._defaults}, **{c: getattr(self, c) for c in _CLIPS}}
 
     def __repr__(self):
-        return f"{type(self).__name__}(learning_rate={float(self.learning_rate)})"
+        return f"{type(self).__name__}(learning_rate={self._schedule or float(self.learning_rate)})"
 
 
 class SGD(Optimizer):
@@ -153,9 +172,7 @@ def _from_keras_config(class_name, config):
     cls = _BY_NAME.get(class_name.lower())
     if cls is None:
         raise ValueError(f"optimizer {class_name} is not one onefit has (known: {', '.join(_BY_NAME)})")
-    learning_rate = config.get("learning_rate")
-    if isinstance(learning_rate, dict):
-        raise ValueError(f"{class_name}: a learning-rate schedule is not supported by onefit; give a number")
+    learning_rate = config.get("learning_rate")  # a number, or a serialised schedule (schedules.get reads it)
     for key, off in _KERAS_OFF.items():
         if config.get(key, off) != off:
             raise ValueError(f"{class_name}: {key}={config[key]!r} is not supported by onefit")
