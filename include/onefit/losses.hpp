@@ -20,6 +20,9 @@ struct Loss {
     LossKind kind = LossKind::mean_squared_error;
     bool from_logits = false;  // crossentropies: predictions are logits
     float delta = 1.0f;        // huber
+    // categorical and binary crossentropy: labels moved towards uniform before the loss, as Keras:
+    // y (1 - s) + s / classes (binary: + s / 2). Metrics see the labels as given.
+    float label_smoothing = 0.0f;
 };
 
 // Keras names and aliases: "logcosh"/"log_cosh", "mse", "mae", "huber", "binary_crossentropy", ...

@@ -14,7 +14,7 @@ struct Optimizer {
     float beta_1 = 0.9f, beta_2 = 0.999f;  // adam, adamw
     float epsilon = 1e-7f;                  // adam, adamw, rmsprop, adagrad
     bool amsgrad = false;                   // adam, adamw
-    float weight_decay = 0.0f;              // adamw (default 0.004): decoupled, var -= lr * wd * var
+    float weight_decay = 0.0f;              // every optimizer (AdamW's default 0.004): decoupled, var -= lr * wd * var
     float momentum = 0.0f;                  // sgd, rmsprop
     bool nesterov = false;                  // sgd
     float rho = 0.9f;                       // rmsprop

@@ -313,12 +313,14 @@ NB_MODULE(_onefit, m) {
     }, "class_name"_a, "config"_a, "step"_a);
 
     nb::class_<onefit::Loss>(m, "Loss")
-        .def("__init__", [](onefit::Loss* l, const std::string& name, bool from_logits, float delta) {
+        .def("__init__", [](onefit::Loss* l, const std::string& name, bool from_logits, float delta, float label_smoothing) {
             new (l) onefit::Loss(onefit::loss_from_name(name, from_logits));
             l->delta = delta;
-        }, "name"_a, "from_logits"_a = false, "delta"_a = 1.0f)
+            l->label_smoothing = label_smoothing;
+        }, "name"_a, "from_logits"_a = false, "delta"_a = 1.0f, "label_smoothing"_a = 0.0f)
         .def_ro("from_logits", &onefit::Loss::from_logits)
         .def_ro("delta", &onefit::Loss::delta)
+        .def_ro("label_smoothing", &onefit::Loss::label_smoothing)
         .def_prop_ro("name", [](const onefit::Loss& l) { return onefit::loss_name(l.kind); });
 
     nb::class_<onefit::Callback>(m, "NativeCallback");

@@ -108,7 +108,8 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     if (program) {
         config["loss"] = {{"name", loss_name(program->loss.kind)},
                           {"from_logits", program->loss.from_logits},
-                          {"delta", shortest(program->loss.delta)}};
+                          {"delta", shortest(program->loss.delta)},
+                          {"label_smoothing", shortest(program->loss.label_smoothing)}};
         config["optimizer"] = optimizer_json(program->optimizer);
         config["metrics"] = program->metric_names;
     } else {  // saved before compile(): architecture and weights only, as Keras allows
@@ -460,6 +461,8 @@ Sequential load_model(const std::string& dir) {
     Loss loss = f.named("loss.name", [&] { return loss_from_name(f.string(loss_spec, "name", "loss.name")); });
     loss.from_logits = f.boolean(loss_spec, "from_logits", "loss.from_logits");
     loss.delta = f.number(loss_spec, "delta", "loss.delta");
+    if (loss_spec.contains("label_smoothing"))  // (came later: older models have none)
+        loss.label_smoothing = f.number(loss_spec, "label_smoothing", "loss.label_smoothing");
     const Optimizer optimizer = read_optimizer(f, f.get(c, "optimizer", "optimizer"));
     const json& metrics_spec = f.get(c, "metrics", "metrics");
     if (!metrics_spec.is_array()) throw f.error("metrics", "must be an array of names");

@@ -74,10 +74,13 @@ ONEFIT_HD ValueAndGrad<T> bce_logit_loss(T z, T y) {
 //   probabilities: q = p / sum(p) clipped to [eps, 1 - eps], -sum(y log q), gradient through q.
 // z and g are strided by kStride, labels by kYStride (members stacked in lanes,
 // runtime/cpu/stacked_fit.hpp).
+//   smoothing: categorical labels become y (1 - smoothing) + smoothing / width (Keras's label_smoothing).
 template <class T, int64_t kStride = 1, int64_t kYStride = 1>
-ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse, bool logits, T* g, T scale) {
+ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse, bool logits, T* g, T scale,
+                             T smoothing = T(0)) {
     const int64_t label = sparse ? static_cast<int64_t>(yr[0]) : -1;
-    auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j * kYStride]; };
+    const T keep = T(1) - smoothing, spread = smoothing / T(width);
+    auto target = [&](int64_t j) { return sparse ? T(j == label) : yr[j * kYStride] * keep + spread; };
     if (logits) {
         T m = z[0];
         for (int64_t j = 1; j < width; ++j) m = z[j * kStride] > m ? z[j * kStride] : m;
@@ -112,16 +115,22 @@ ONEFIT_HD T crossentropy_row(const T* z, const T* yr, int64_t width, bool sparse
     return value;
 }
 
+// A binary label moved towards 1/2 (Keras's label_smoothing for binary crossentropy).
+template <class T>
+ONEFIT_HD T smoothed_binary(T y, T smoothing) {
+    return y * (T(1) - smoothing) + T(0.5) * smoothing;
+}
+
 // One row of binary crossentropy from logits: the mean over the row, and with g, dL/dz * scale.
 // Labels are as wide as the row or one per row (y_width 1). z and g are strided by kStride,
 // labels by kYStride.
 template <class T, int64_t kStride = 1, int64_t kYStride = 1>
-ONEFIT_HD T bce_logit_row(const T* z, const T* yr, int64_t width, int64_t y_width, T* g, T scale) {
+ONEFIT_HD T bce_logit_row(const T* z, const T* yr, int64_t width, int64_t y_width, T* g, T scale, T smoothing = T(0)) {
     const int64_t y_step = y_width == 1 ? 0 : 1;
     const T row_scale = scale / T(width);
     T row = 0;
     for (int64_t j = 0; j < width; ++j) {
-        const ValueAndGrad<T> f = bce_logit_loss(z[j * kStride], yr[j * y_step * kYStride]);
+        const ValueAndGrad<T> f = bce_logit_loss(z[j * kStride], smoothed_binary(yr[j * y_step * kYStride], smoothing));
         row += f.value;
         if (g) g[j * kStride] = f.grad * row_scale;
     }
@@ -192,7 +201,19 @@ ONEFIT_HD T sample_loss(const Loss& loss, bool logits, const T* in, const T* yr,
 // tf.keras 2 does.
 template <bool kGrad, LossKind kKind, class T>
 double elementwise_loss_rows(const T* in, const T* y, int64_t rows, int64_t width, int64_t y_width, T* grad, T scale,
-                             T delta) {
+                             T delta, T smoothing = T(0)) {
+    if (smoothing != T(0)) {  // binary crossentropy's label_smoothing: a plain loop over the moved labels
+        T sum = 0;
+        const T row_scale = scale / T(width);
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < width; ++j) {
+                const T label = smoothed_binary(y[y_width == width ? r * width + j : r], smoothing);
+                const ValueAndGrad<T> f = element_loss<kKind>(in[r * width + j], label, delta);
+                sum += f.value;
+                if constexpr (kGrad) grad[r * width + j] = f.grad * row_scale;
+            }
+        return static_cast<double>(sum) / static_cast<double>(width);
+    }
     const T row_scale = scale / T(width);
     T sum = 0;
     if (y_width == width) {  // one flat loop
@@ -232,7 +253,8 @@ double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, c
             double total = 0;
             for (int64_t r = 0; r < rows; ++r)
                 total += static_cast<double>(crossentropy_row(in + r * width, y + r * y_width, width, sparse,
-                                                              logits_input, kGrad ? grad + r * width : nullptr, scale));
+                                                              logits_input, kGrad ? grad + r * width : nullptr, scale,
+                                                              T(loss.label_smoothing)));
             return total;
         }
         case LossKind::binary_crossentropy:
@@ -240,11 +262,12 @@ double loss_forward_backward(const Loss& loss, bool logits_input, const T* in, c
                 double total = 0;
                 for (int64_t r = 0; r < rows; ++r)
                     total += static_cast<double>(bce_logit_row(in + r * width, y + r * y_width, width, y_width,
-                                                               kGrad ? grad + r * width : nullptr, scale));
+                                                               kGrad ? grad + r * width : nullptr, scale,
+                                                               T(loss.label_smoothing)));
                 return total;
             }
             return elementwise_loss_rows<kGrad, LossKind::binary_crossentropy>(in, y, rows, width, y_width, grad,
-                                                                              scale, T(0));
+                                                                              scale, T(0), T(loss.label_smoothing));
         case LossKind::log_cosh:
             return elementwise_loss_rows<kGrad, LossKind::log_cosh>(in, y, rows, width, y_width, grad, scale, T(0));
         case LossKind::mean_squared_error:

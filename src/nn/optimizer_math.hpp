@@ -63,7 +63,7 @@ ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t 
     c.eps = T(o.epsilon);
     c.mu = T(o.momentum);
     c.rho = T(o.rho);
-    c.decay = o.kind == OptimizerKind::adamw ? T(learning_rate) * T(o.weight_decay) : T(0);
+    c.decay = T(learning_rate) * T(o.weight_decay);  // every optimizer's (Keras 3: BaseOptimizer's)
     c.alpha = c.lr * std::sqrt(T(1) - std::pow(c.b2, T(t))) / (T(1) - std::pow(c.b1, T(t)));
     return c;
 }
@@ -79,6 +79,9 @@ ONEFIT_HD OptimizerStep<T> optimizer_step_constants(const Optimizer& o, int64_t 
 template <OptimizerKind K, class T>
 ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T lr, T alpha, T decay, T& w, T g, T* slots, int64_t i,
                                 int64_t n) {
+    // Weight decay first, decoupled from the gradient: w -= lr wd w (Keras 3's _apply_weight_decay,
+    // every optimizer and weight; AdamW's default 0.004, the others' 0: w unchanged).
+    w -= w * decay;
     if constexpr (K == OptimizerKind::sgd) {
         if (!c.momentum_on) {  // w -= lr g
             w -= lr * g;
@@ -89,8 +92,6 @@ ONEFIT_HD void update_parameter(const OptimizerStep<T>& c, T lr, T alpha, T deca
         m = c.mu * m - lr * g;
         w += c.nesterov ? c.mu * m - lr * g : m;
     } else if constexpr (K == OptimizerKind::adam || K == OptimizerKind::adamw) {
-        // AdamW first decays decoupled from the gradient: w -= lr wd w (Keras: every weight).
-        w -= w * decay;
         // "epsilon hat" form: w -= alpha m / (sqrt(v) + eps)
         T& m = slots[i];
         T& v = slots[n + i];

@@ -64,10 +64,19 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
     if (optimizer.kind == OptimizerKind::sgd && !(optimizer.momentum >= 0.0f && optimizer.momentum <= 1.0f))
         throw Error("SGD: momentum must be in [0, 1], as Keras requires, got " + std::to_string(optimizer.momentum));
     check_clipping(optimizer);
+    if (!(optimizer.weight_decay >= 0.0f && std::isfinite(optimizer.weight_decay)))
+        throw Error("optimizer: weight_decay must be a non-negative number, got " + std::to_string(optimizer.weight_decay));
     try {
         check_schedule(optimizer.learning_rate_schedule);
     } catch (const Error& e) {
         throw Error(std::string("optimizer: learning_rate: ") + e.what());
+    }
+    if (loss.label_smoothing != 0.0f) {  // Keras's CategoricalCrossentropy and BinaryCrossentropy take it
+        if (loss.kind != LossKind::categorical_crossentropy && loss.kind != LossKind::binary_crossentropy)
+            throw Error("loss: label_smoothing is for categorical_crossentropy and binary_crossentropy, not " +
+                        loss_name(loss.kind) + " (Keras's SparseCategoricalCrossentropy has none; use one-hot labels)");
+        if (!(loss.label_smoothing >= 0.0f && loss.label_smoothing <= 1.0f))
+            throw Error("loss: label_smoothing must be in [0, 1], got " + std::to_string(loss.label_smoothing));
     }
     if (loss.kind == LossKind::huber && !(loss.delta > 0.0f))
         throw Error("huber: delta must be positive, got " + std::to_string(loss.delta));

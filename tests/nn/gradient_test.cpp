@@ -511,5 +511,27 @@ TEST(Gradients, EmbeddingRowsGatherTheirPositionsGradients) {
                             .loss = make_loss(LossKind::mean_squared_error), .indices = 7});
 }
 
+TEST(Gradients, LabelSmoothingFusedAndOnProbabilities) {
+    // Keras's label_smoothing moves the labels, so the gradient is p - smoothed y when fused.
+    const auto smoothed = [](LossKind kind, bool from_logits, float s) {
+        Loss loss = make_loss(kind);
+        loss.from_logits = from_logits;
+        loss.label_smoothing = s;
+        return loss;
+    };
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(3, "softmax")},
+                            .loss = smoothed(LossKind::categorical_crossentropy, false, 0.2f), .labels = Labels::one_hot});
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(3, "linear")},
+                            .loss = smoothed(LossKind::categorical_crossentropy, true, 0.1f), .labels = Labels::one_hot});
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(3, "relu"), Dense(3, "sigmoid")},
+                            .loss = smoothed(LossKind::categorical_crossentropy, false, 0.3f), .labels = Labels::one_hot});
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(2, "sigmoid")},
+                            .loss = smoothed(LossKind::binary_crossentropy, false, 0.2f), .labels = Labels::binary});
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(2, "linear")},
+                            .loss = smoothed(LossKind::binary_crossentropy, true, 0.4f), .labels = Labels::binary});
+    expect_gradients_match({.layers = {Dense(5, "tanh"), Dense(2, "softmax")},  // probabilities, not fused
+                            .loss = smoothed(LossKind::binary_crossentropy, false, 0.2f), .labels = Labels::binary});
+}
+
 }  // namespace
 }  // namespace onefit

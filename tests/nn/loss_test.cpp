@@ -162,6 +162,40 @@ TEST(Losses, CategoricalCrossentropyFromLogits) {
                 1e-13);
 }
 
+// Keras's label_smoothing: y (1 - s) + s / K for categorical labels, y (1 - s) + s / 2 for binary ones.
+Rows smoothed(const Rows& y, double s, double toward) {
+    Rows out = y;
+    for (auto& row : out)
+        for (double& v : row) v = v * (1 - s) + s * toward;
+    return out;
+}
+
+TEST(Losses, LabelSmoothingIsTheLossOfTheMovedLabels) {
+    Loss categorical = make_loss(LossKind::categorical_crossentropy, true);
+    categorical.label_smoothing = 0.2f;
+    const double smoothing = static_cast<double>(categorical.label_smoothing);
+    EXPECT_NEAR(library_loss(categorical, true, kPred, kOneHot),
+                sum_over_batch_size(kPred, smoothed(kOneHot, smoothing, 1.0 / 3), softmax_crossentropy), 1e-13);
+    Loss binary = make_loss(LossKind::binary_crossentropy);
+    binary.label_smoothing = 0.2f;
+    const auto bce = elementwise_mean([](double p, double y) {
+        return -(y * std::log(clip(p)) + (1 - y) * std::log(1 - clip(p)));
+    });
+    EXPECT_NEAR(library_loss(binary, false, kProbs, kBinary),
+                sum_over_batch_size(kProbs, smoothed(kBinary, smoothing, 0.5), bce), 1e-13);
+    binary.from_logits = true;
+    const auto bce_logits = elementwise_mean([](double z, double y) {
+        const double sg = 1 / (1 + std::exp(-z));
+        return -(y * std::log(sg) + (1 - y) * std::log(1 - sg));
+    });
+    EXPECT_NEAR(library_loss(binary, true, kPred, kBinary),
+                sum_over_batch_size(kPred, smoothed(kBinary, smoothing, 0.5), bce_logits), 1e-13);
+    // And it changes the value: the check is not vacuous.
+    EXPECT_GT(std::fabs(library_loss(binary, true, kPred, kBinary) -
+                        library_loss(make_loss(LossKind::binary_crossentropy, true), true, kPred, kBinary)),
+              1e-3);
+}
+
 TEST(Losses, SparseCategoricalCrossentropyIsMinusLogTheLabelsProbability) {
     const double expected = sum_over_batch_size(kProbs, kIndices, [](const auto& p, const auto& y) {
         return -std::log(p[static_cast<size_t>(y[0])]);

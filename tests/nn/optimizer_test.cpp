@@ -111,8 +111,7 @@ struct KerasAdam {
 };
 
 KerasAdam adam_rule(const Optimizer& o) {
-    return {d(o.learning_rate), d(o.beta_1), d(o.beta_2), d(o.epsilon),
-            o.kind == OptimizerKind::adamw ? d(o.weight_decay) : 0.0, o.amsgrad};
+    return {d(o.learning_rate), d(o.beta_1), d(o.beta_2), d(o.epsilon), d(o.weight_decay), o.amsgrad};
 }
 
 TEST(Optimizers, AdamWithBiasCorrectionInTheLearningRate) {
@@ -193,6 +192,33 @@ TEST(Optimizers, AdagradAccumulatesSquaredGradientsFromTheInitialValue) {
     const Optimizer o = Adagrad(0.1f, 0.25f);
     expect_same_trajectory(library_trajectory(o),
                            reference_trajectory(KerasAdagrad{d(o.learning_rate), d(o.initial_accumulator_value), d(o.epsilon)}));
+}
+
+// Keras 3 gives every optimizer weight_decay (BaseOptimizer._apply_weight_decay): w -= w lr wd,
+// before the optimizer's own rule, which then sees the gradient of the undecayed weights.
+template <class Rule>
+struct Decayed {
+    Rule rule;
+    double lr, weight_decay;
+    double operator()(double w, double g, int t) { return rule(w - w * lr * weight_decay, g, t); }
+};
+
+template <class Rule>
+void expect_decayed_rule(Optimizer o, Rule rule) {
+    const auto undecayed = library_trajectory(o);
+    o.weight_decay = 0.2f;
+    const auto got = library_trajectory(o);
+    expect_same_trajectory(got, reference_trajectory(Decayed<Rule>{rule, d(o.learning_rate), d(o.weight_decay)}));
+    EXPECT_NE(got.back(), undecayed.back()) << optimizer_name(o.kind);
+}
+
+TEST(Optimizers, EveryOptimizersWeightDecayComesFirstDecoupledFromTheGradient) {
+    const double lr = d(0.05f);
+    expect_decayed_rule(SGD(0.05f), [lr](double w, double g, int) { return w - lr * g; });
+    expect_decayed_rule(SGD(0.05f, 0.9f, true), SgdMomentum{d(0.05f), d(0.9f), true});
+    expect_decayed_rule(Adam(0.01f), adam_rule(Adam(0.01f)));
+    expect_decayed_rule(RMSprop(0.01f, 0.9f, 0.5f), rmsprop_rule(RMSprop(0.01f, 0.9f, 0.5f)));
+    expect_decayed_rule(Adagrad(0.1f), KerasAdagrad{d(0.1f), d(0.1f), d(1e-7f)});
 }
 
 TEST(OptimizerDefaults, ConstructorsUseKerasDefaults) {

@@ -160,6 +160,8 @@ def to_keras(model):
         optimizer, loss, metrics = model._compiled
         settings = {k: getattr(optimizer, k) for k in optimizer._defaults}
         settings.update({c: getattr(optimizer, c) for c in ("clipnorm", "clipvalue", "global_clipnorm")})
+        if "weight_decay" not in optimizer._defaults:
+            settings["weight_decay"] = optimizer.weight_decay
         learning_rate = optimizer.learning_rate
         if optimizer._schedule is not None:  # Keras's own schedule, from the same arguments
             schedule = optimizer._schedule
@@ -170,5 +172,7 @@ def to_keras(model):
         loss_args = {"delta": loss.delta} if loss.name == "huber" else {}
         if "crossentropy" in loss.name:
             loss_args["from_logits"] = loss.from_logits
+        if loss.label_smoothing:
+            loss_args["label_smoothing"] = loss.label_smoothing
         out.compile(optimizer=keras_optimizer, loss=loss_class(**loss_args), metrics=list(metrics))
     return out

@@ -6,22 +6,42 @@ from onefit import _onefit
 class Loss:
     _name = None
 
-    def __init__(self, from_logits=False, delta=1.0, name=None, reduction="sum_over_batch_size"):
+    def __init__(self, from_logits=False, delta=1.0, name=None, reduction="sum_over_batch_size", label_smoothing=0.0,
+                 axis=-1):
         if reduction not in ("sum_over_batch_size", "auto", None):
             raise ValueError(f"{type(self).__name__}: onefit supports reduction='sum_over_batch_size' only")
+        if axis != -1:
+            raise ValueError(f"{type(self).__name__}: onefit reduces over the last axis only (axis=-1)")
+        if not (isinstance(label_smoothing, (int, float)) and 0 <= label_smoothing <= 1):
+            raise ValueError(f"{type(self).__name__}: label_smoothing must be a number in [0, 1], not {label_smoothing!r}")
         self.from_logits = bool(from_logits)
         self.delta = float(delta)
+        self.label_smoothing = float(label_smoothing)
 
     def _native(self):
-        return _onefit.Loss(self._name, self.from_logits, self.delta)
+        return _onefit.Loss(self._name, self.from_logits, self.delta, self.label_smoothing)
 
     def __repr__(self):
         return f"{type(self).__name__}()"
 
 
-def _loss_class(class_name, native_name, takes_logits=False, takes_delta=False):
-    def __init__(self, from_logits=False, delta=1.0, **kwargs):
-        Loss.__init__(self, from_logits if takes_logits else False, delta if takes_delta else 1.0, **kwargs)
+def _loss_class(class_name, native_name, takes_logits=False, takes_delta=False, takes_smoothing=False):
+    """Keras's loss class: the arguments it takes (from_logits for the crossentropies, delta for
+    Huber, label_smoothing for the categorical and binary crossentropies); another is a TypeError."""
+    def __init__(self, *args, **kwargs):
+        names = (["from_logits"] if takes_logits else []) + (["label_smoothing"] if takes_smoothing else [])
+        names += ["delta"] if takes_delta else []
+        given = dict(zip(names, args))
+        for key in kwargs:
+            if key == "ignore_class" and native_name == "sparse_categorical_crossentropy":
+                if kwargs[key] is not None:
+                    raise ValueError(f"{class_name}: ignore_class is not supported by onefit")
+                continue
+            if key not in names + ["name", "reduction", "axis", "dtype"] or key in given:
+                raise TypeError(f"{class_name}: unexpected argument {key!r}")
+        given.update({k: v for k, v in kwargs.items() if k != "ignore_class"})
+        given.pop("dtype", None)
+        Loss.__init__(self, **given)
 
     return type(class_name, (Loss,), {"_name": native_name, "__init__": __init__})
 
@@ -30,8 +50,9 @@ MeanSquaredError = _loss_class("MeanSquaredError", "mean_squared_error")
 MeanAbsoluteError = _loss_class("MeanAbsoluteError", "mean_absolute_error")
 LogCosh = _loss_class("LogCosh", "log_cosh")
 Huber = _loss_class("Huber", "huber", takes_delta=True)
-BinaryCrossentropy = _loss_class("BinaryCrossentropy", "binary_crossentropy", takes_logits=True)
-CategoricalCrossentropy = _loss_class("CategoricalCrossentropy", "categorical_crossentropy", takes_logits=True)
+BinaryCrossentropy = _loss_class("BinaryCrossentropy", "binary_crossentropy", takes_logits=True, takes_smoothing=True)
+CategoricalCrossentropy = _loss_class("CategoricalCrossentropy", "categorical_crossentropy", takes_logits=True,
+                                      takes_smoothing=True)
 SparseCategoricalCrossentropy = _loss_class("SparseCategoricalCrossentropy", "sparse_categorical_crossentropy",
                                             takes_logits=True)
 
@@ -73,8 +94,7 @@ def _from_keras_config(config):
     name = config.get("name")
     if config.get("reduction") not in (None, "sum_over_batch_size", "auto"):
         raise ValueError(f"loss {name}: onefit supports reduction='sum_over_batch_size' only")
-    if config.get("label_smoothing"):
-        raise ValueError(f"loss {name}: label_smoothing is not supported by onefit")
     if config.get("axis", -1) != -1:
         raise ValueError(f"loss {name}: onefit reduces over the last axis only")
-    return _onefit.Loss(name, bool(config.get("from_logits", False)), float(config.get("delta", 1.0)))
+    return _onefit.Loss(name, bool(config.get("from_logits", False)), float(config.get("delta", 1.0)),
+                        float(config.get("label_smoothing") or 0.0))

@@ -498,6 +498,8 @@ def load_model(filepath, compile=True):
                                      _optimizers.schedules._CLASSES[schedule[0]].from_config(schedule[1]))
     for key in model.optimizer._defaults:
         setattr(model.optimizer, key, getattr(native_optimizer, key))
+    if "weight_decay" not in model.optimizer._defaults:  # every optimizer's (0 natively is None, off)
+        model.optimizer.weight_decay = _layers._float32_shortest(native_optimizer.weight_decay) or None
     for clip in _optimizers._CLIPS:  # 0 natively is None (off) in Keras
         setattr(model.optimizer, clip, _layers._float32_shortest(getattr(native_optimizer, clip)) or None)
     model._compiled = (model.optimizer, native_loss, list(native.metrics))

@@ -67,6 +67,12 @@ class Optimizer:
                           stacklevel=3)
             if learning_rate is None:
                 learning_rate = lr
+        # Every Keras 3 optimizer takes weight_decay (None: off; AdamW's default 0.004 is in its _defaults).
+        if "weight_decay" not in self._defaults:
+            decay = kwargs.pop("weight_decay", None)
+            if decay is not None and not (isinstance(decay, (int, float)) and not isinstance(decay, bool) and decay >= 0):
+                raise ValueError(f"{type(self).__name__}: weight_decay must be a non-negative number or None, not {decay!r}")
+            self.weight_decay = None if decay is None else float(decay)
         unknown = set(kwargs) - set(self._defaults) - {"name", "clipnorm", "clipvalue", "global_clipnorm"}
         if unknown:
             raise TypeError(f"{type(self).__name__}: unknown argument(s) {', '.join(sorted(unknown))}")
@@ -92,14 +98,17 @@ class Optimizer:
             setattr(o, key, getattr(self, key))
         for clip in _CLIPS:
             setattr(o, clip, getattr(self, clip) or 0.0)
+        o.weight_decay = float(self.weight_decay or 0.0)
         return o
+
+    weight_decay = None
 
     def get_config(self):
         learning_rate = float(self.learning_rate)
         if self._schedule is not None:  # as Keras serialises one
             learning_rate = {"module": "keras.optimizers.schedules", "class_name": type(self._schedule).__name__,
                              "config": self._schedule.get_config(), "registered_name": None}
-        return {"name": self._name, "learning_rate": learning_rate,
+        return {"name": self._name, "learning_rate": learning_rate, "weight_decay": self.weight_decay,
                 **{k: getattr(self, k) for k in self._defaults}, **{c: getattr(self, c) for c in _CLIPS}}
 
     def __repr__(self):
@@ -176,7 +185,6 @@ def _from_keras_config(class_name, config):
     for key, off in _KERAS_OFF.items():
         if config.get(key, off) != off:
             raise ValueError(f"{class_name}: {key}={config[key]!r} is not supported by onefit")
-    if "weight_decay" not in cls._defaults and config.get("weight_decay") not in (None, 0, 0.0):
-        raise ValueError(f"{class_name}: weight_decay is supported by AdamW only in onefit")
+    extra = {} if "weight_decay" in cls._defaults else {"weight_decay": config.get("weight_decay")}
     return cls(learning_rate, **{k: config[k] for k in cls._defaults if k in config},
-               **{c: config.get(c) for c in _CLIPS})
+               **{c: config.get(c) for c in _CLIPS}, **extra)

@@ -60,6 +60,8 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     const Optimizer& o = program.optimizer;
     if (o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f)
         throw Error("device 'cuda' does not clip gradients (clipnorm, clipvalue, global_clipnorm) yet; use --device cpu");
+    if (program.loss.label_smoothing != 0.0f)
+        throw Error("device 'cuda' does not smooth labels (label_smoothing) yet; use --device cpu");
     if (o.learning_rate_schedule.kind != ScheduleKind::constant)
         throw Error("device 'cuda' does not run learning-rate schedules (" + schedule_name(o.learning_rate_schedule.kind) +
                     ") yet; use --device cpu");

@@ -1,0 +1,115 @@
+"""Training controls inside the compiled fit, against Keras 3 itself (JAX backend) from the same
+weights: label_smoothing of the categorical and binary crossentropies (fused with the output's
+softmax/sigmoid, from logits, and on probabilities) and weight_decay on every optimizer: the same
+per-epoch losses within 1e-5, the same weights, and the settings carried by save/load and
+from_keras/to_keras."""
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("KERAS_BACKEND", "jax")
+import keras as real_keras  # noqa: E402  (after choosing its backend)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Keras 3.15 under NumPy 2 (its own code)
+
+import onefit.keras as keras  # noqa: E402
+
+
+def data(n=30, classes=3, seed=4):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)).astype(np.float32)
+    labels = np.arange(n) % classes
+    return x, np.eye(classes, dtype=np.float32)[labels]
+
+
+def twins(make_layers, loss_class, loss_args, seed=2):
+    real_keras.utils.set_random_seed(seed)
+    k = real_keras.Sequential([real_keras.Input((4,))] + make_layers(real_keras.layers))
+    k.compile(real_keras.optimizers.Adam(0.02), getattr(real_keras.losses, loss_class)(**loss_args),
+              metrics=["categorical_accuracy"] if "Categorical" in loss_class else ["binary_accuracy"])
+    m = keras.Sequential([keras.Input(shape=(4,))] + make_layers(keras.layers))
+    m.compile(keras.optimizers.Adam(0.02), getattr(keras.losses, loss_class)(**loss_args),
+              metrics=["categorical_accuracy"] if "Categorical" in loss_class else ["binary_accuracy"])
+    m.set_weights(k.get_weights())
+    return k, m
+
+
+CASES = [
+    ("softmax output", lambda L: [L.Dense(8, activation="tanh"), L.Dense(3, activation="softmax")],
+     "CategoricalCrossentropy", dict(label_smoothing=0.2), 3),
+    ("logits", lambda L: [L.Dense(8, activation="tanh"), L.Dense(3)],
+     "CategoricalCrossentropy", dict(from_logits=True, label_smoothing=0.1), 3),
+    ("sigmoid output", lambda L: [L.Dense(8, activation="tanh"), L.Dense(2, activation="sigmoid")],
+     "BinaryCrossentropy", dict(label_smoothing=0.3), 2),
+    ("binary logits", lambda L: [L.Dense(8, activation="tanh"), L.Dense(2)],
+     "BinaryCrossentropy", dict(from_logits=True, label_smoothing=0.2), 2),
+    ("binary on probabilities", lambda L: [L.Dense(8, activation="tanh"), L.Dense(2, activation="softmax")],
+     "BinaryCrossentropy", dict(label_smoothing=0.2), 2),
+]
+
+
+@pytest.mark.parametrize("what, make_layers, loss_class, loss_args, classes", CASES, ids=[c[0] for c in CASES])
+def test_label_smoothing_trains_as_keras(what, make_layers, loss_class, loss_args, classes):
+    x, y = data(classes=classes)
+    k, m = twins(make_layers, loss_class, loss_args)
+    theirs = k.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history
+    ours = m.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history
+    np.testing.assert_allclose(ours["loss"], theirs["loss"], rtol=1e-5)
+    metric = next(key for key in theirs if key.endswith("accuracy"))
+    np.testing.assert_allclose(ours[metric], theirs[metric], rtol=1e-6)  # metrics see the labels as given
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m.evaluate(x, y, verbose=0), k.evaluate(x, y, verbose=0), rtol=1e-5)
+    # Smoothing changes the loss: without it the same model's loss differs.
+    plain = dict(loss_args, label_smoothing=0.0)
+    _, unsmoothed = twins(make_layers, loss_class, plain)
+    assert abs(unsmoothed.evaluate(x, y, verbose=0)[0] - m.evaluate(x, y, verbose=0)[0]) > 1e-3
+
+
+def test_label_smoothing_is_saved_and_carried_to_and_from_keras(tmp_path):
+    x, y = data()
+    k, m = twins(CASES[0][1], "CategoricalCrossentropy", dict(label_smoothing=0.2))
+    m.save(str(tmp_path / "m"))
+    loaded = keras.models.load_model(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded.evaluate(x, y, verbose=0), m.evaluate(x, y, verbose=0), rtol=1e-6)
+    assert keras.to_keras(m).loss.get_config()["label_smoothing"] == pytest.approx(0.2)
+    np.testing.assert_allclose(keras.from_keras(k).evaluate(x, y, verbose=0), k.evaluate(x, y, verbose=0), rtol=1e-5)
+
+
+def test_label_smoothing_where_keras_has_none_is_refused():
+    with pytest.raises(TypeError, match="label_smoothing"):
+        keras.losses.SparseCategoricalCrossentropy(label_smoothing=0.1)
+    with pytest.raises(ValueError, match=r"label_smoothing must be a number in \[0, 1\]"):
+        keras.losses.CategoricalCrossentropy(label_smoothing=1.5)
+    with pytest.raises(TypeError, match="unexpected argument"):
+        keras.losses.MeanSquaredError(from_logits=True)
+
+
+@pytest.mark.parametrize("optimizer, settings", [("SGD", dict(learning_rate=0.05, momentum=0.9)), ("Adam", {}),
+                                                 ("RMSprop", {}), ("Adagrad", dict(learning_rate=0.05))])
+def test_every_optimizers_weight_decay_is_kerass(optimizer, settings, tmp_path):
+    x, y = data()
+    make = CASES[0][1]
+    real_keras.utils.set_random_seed(2)
+    k = real_keras.Sequential([real_keras.Input((4,))] + make(real_keras.layers))
+    k.compile(getattr(real_keras.optimizers, optimizer)(weight_decay=0.1, **settings), "categorical_crossentropy")
+    m = keras.Sequential([keras.Input(shape=(4,))] + make(keras.layers))
+    m.compile(getattr(keras.optimizers, optimizer)(weight_decay=0.1, **settings), "categorical_crossentropy")
+    m.set_weights(k.get_weights())
+    before = m.get_weights()
+    theirs = k.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history["loss"]
+    ours = m.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    # The decay shows: the same fit without it ends elsewhere.
+    plain = keras.Sequential([keras.Input(shape=(4,))] + make(keras.layers))
+    plain.compile(getattr(keras.optimizers, optimizer)(**settings), "categorical_crossentropy")
+    plain.set_weights(before)
+    plain.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0)
+    assert max(float(np.abs(a - b).max()) for a, b in zip(plain.get_weights(), m.get_weights())) > 1e-4
+    m.save(str(tmp_path / "m"))
+    assert keras.models.load_model(str(tmp_path / "m")).optimizer.weight_decay == pytest.approx(0.1)
+    assert keras.to_keras(m).optimizer.weight_decay == pytest.approx(0.1)
+    assert keras.from_keras(k).optimizer.weight_decay == pytest.approx(0.1)
