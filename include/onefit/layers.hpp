@@ -30,6 +30,18 @@ enum class Padding { valid, same };
 Padding padding_from_name(const std::string& name);  // throws Error naming the known ones
 std::string padding_name(Padding padding);
 
+// Keras's weight regularizers (keras.regularizers L1, L2, L1L2): l1 * sum(|w|) + l2 * sum(w^2) added
+// to the loss (as Keras shows it: loss and val_loss include it) and its gradient to the weights'.
+// Written "l2(0.0001)", "l1(0.01)", "l1_l2(l1=0.01, l2=0.001)" or "" (none); "l1", "l2" and "l1_l2"
+// alone are Keras's defaults, 0.01 each.
+struct Regularizer {
+    float l1 = 0.0f, l2 = 0.0f;
+    bool active() const { return l1 != 0.0f || l2 != 0.0f; }
+    bool operator==(const Regularizer&) const = default;
+};
+Regularizer regularizer_from_text(const std::string& text);  // throws Error saying what it takes
+std::string regularizer_text(const Regularizer& regularizer);
+
 struct Layer {
     enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                       BatchNormalization, Activation, ReLU, LeakyReLU, Softmax, LayerNormalization, Embedding, Conv1D,
@@ -42,6 +54,8 @@ struct Layer {
     bool use_bias = true;
     std::string kernel_initializer = "glorot_uniform";
     std::string bias_initializer = "zeros";
+    // Dense, Conv2D, Conv1D (Embedding: kernel_regularizer is its embeddings_regularizer).
+    Regularizer kernel_regularizer, bias_regularizer;
     // Dropout: fraction of inputs zeroed during training (inverted dropout, scale 1/(1-rate)).
     float rate = 0.0f;
     // Conv2D (also uses activation, use_bias and the initializers): kernel (kh, kw, in, filters).

@@ -113,3 +113,55 @@ def test_every_optimizers_weight_decay_is_kerass(optimizer, settings, tmp_path):
     assert keras.models.load_model(str(tmp_path / "m")).optimizer.weight_decay == pytest.approx(0.1)
     assert keras.to_keras(m).optimizer.weight_decay == pytest.approx(0.1)
     assert keras.from_keras(k).optimizer.weight_decay == pytest.approx(0.1)
+
+
+def regularized_net(L, reg):
+    return [L.Dense(8, activation="tanh", kernel_regularizer=reg.l2(0.01), bias_regularizer=reg.l1(0.02)),
+            L.Dense(3, activation="softmax", kernel_regularizer=reg.L1L2(l1=0.005, l2=0.02))]
+
+
+def regularized_sequence_net(L, reg):
+    return [L.Embedding(6, 3, embeddings_regularizer=reg.l2(0.05)),
+            L.Conv1D(2, 2, kernel_regularizer=reg.l1_l2(l1=0.01, l2=0.01), bias_regularizer="l2"),
+            L.Flatten(), L.Dense(3, activation="softmax")]
+
+
+@pytest.mark.parametrize("make, indices", [(regularized_net, False), (regularized_sequence_net, True)],
+                         ids=["dense", "embedding-conv1d"])
+def test_weight_regularizers_train_as_keras_and_show_in_the_loss(make, indices, tmp_path):
+    x, y = data()
+    if indices:
+        x = np.random.default_rng(5).integers(0, 6, (30, 4)).astype(np.float32)
+    real_keras.utils.set_random_seed(2)
+    k = real_keras.Sequential([real_keras.Input((4,))] + make(real_keras.layers, real_keras.regularizers))
+    k.compile(real_keras.optimizers.Adam(0.02), "categorical_crossentropy")
+    # Biases away from 0, where the gradient of |b| is a convention (JAX says 1, TF and onefit 0).
+    rng = np.random.default_rng(9)
+    k.set_weights([w + rng.uniform(0.05, 0.2, w.shape).astype(np.float32) for w in k.get_weights()])
+    m = keras.Sequential([keras.Input(shape=(4,))] + make(keras.layers, keras.regularizers))
+    m.compile(keras.optimizers.Adam(0.02), "categorical_crossentropy")
+    m.set_weights(k.get_weights())
+    np.testing.assert_allclose(m.evaluate(x, y, verbose=0), k.evaluate(x, y, verbose=0), rtol=1e-5)  # penalty included
+    theirs = k.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0, validation_data=(x[:10], y[:10])).history
+    ours = m.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0, validation_data=(x[:10], y[:10])).history
+    np.testing.assert_allclose(ours["loss"], theirs["loss"], rtol=1e-5)
+    np.testing.assert_allclose(ours["val_loss"], theirs["val_loss"], rtol=1e-5)
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    # Saved and carried both ways, with the same penalties.
+    m.save(str(tmp_path / "m"))
+    loaded = keras.models.load_model(str(tmp_path / "m"))
+    np.testing.assert_allclose(loaded.evaluate(x, y, verbose=0), m.evaluate(x, y, verbose=0), rtol=1e-6)
+    np.testing.assert_allclose(keras.from_keras(k).evaluate(x, y, verbose=0), k.evaluate(x, y, verbose=0), rtol=1e-5)
+    back = keras.to_keras(m)
+    np.testing.assert_allclose(back.evaluate(x, y, verbose=0), k.evaluate(x, y, verbose=0), rtol=1e-5)
+
+
+def test_regularizers_keras_has_and_onefit_lacks_are_refused_by_name():
+    with pytest.raises(ValueError, match="OrthogonalRegularizer is not supported"):
+        keras.layers.Dense(2, kernel_regularizer=real_keras.regularizers.OrthogonalRegularizer())
+    with pytest.raises(ValueError, match="activity_regularizer"):
+        keras.layers.Dense(2, activity_regularizer="l2")
+    with pytest.raises(ValueError, match="non-negative"):
+        keras.regularizers.L2(-1.0)
+    assert keras.regularizers.l2()(np.array([1.0, -2.0])) == pytest.approx(0.05)

@@ -28,6 +28,10 @@ ordered_json layer_json(const Layer& layer, const std::string& name) {
                               },
                               [&](Padding Layer::*f) { v = padding_name(layer.*f); },
                               [&](Activation Layer::*f) { v = activation_name(layer.*f); },
+                              [&](Regularizer Layer::*f) {
+                                  if ((layer.*f).active()) v = regularizer_text(layer.*f);
+                                  else v = nullptr;
+                              },
                               [&](std::array<int64_t, 2> Layer::*f) { v = {(layer.*f)[0], (layer.*f)[1]}; },
                               [&](auto f) { v = layer.*f; }},
                    a.field);
@@ -65,6 +69,11 @@ Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
                               [&](Activation Layer::*v) {
                                   const std::string text = f.string(spec, a.name, at);
                                   layer.*v = f.named(at, [&] { return activation_from_name(text); });
+                              },
+                              [&](Regularizer Layer::*v) {  // came later: absent or null is none
+                                  if (!spec.contains(a.name) || spec[a.name].is_null()) return;
+                                  const std::string text = f.string(spec, a.name, at);
+                                  layer.*v = f.named(at, [&] { return regularizer_from_text(text); });
                               }},
                    a.field);
     }

@@ -3,8 +3,11 @@
 // the CLI's --layers and the Python binding all build layers here, so a kind declared in its op
 // file reaches every surface without code of its own.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <stdexcept>
 #include <set>
 
 #include "core/overloaded.hpp"
@@ -92,7 +95,8 @@ void set(Layer& layer, const nn::LayerAttribute& a, const LayerValue& v) {
                           },
                           [&](std::vector<int64_t> Layer::*f) { layer.*f = integers(v, a, 0); },
                           [&](Padding Layer::*f) { layer.*f = naming(a, [&] { return padding_from_name(text(v, a)); }); },
-                          [&](Activation Layer::*f) { layer.*f = naming(a, [&] { return activation_from_name(text(v, a)); }); }},
+                          [&](Activation Layer::*f) { layer.*f = naming(a, [&] { return activation_from_name(text(v, a)); }); },
+                          [&](Regularizer Layer::*f) { layer.*f = naming(a, [&] { return regularizer_from_text(text(v, a)); }); }},
                a.field);
 }
 
@@ -103,6 +107,10 @@ LayerValue get(const Layer& layer, const nn::LayerAttribute& a) {
                                  },
                                  [&](Padding Layer::*f) -> LayerValue { return padding_name(layer.*f); },
                                  [&](Activation Layer::*f) -> LayerValue { return activation_name(layer.*f); },
+                                 [&](Regularizer Layer::*f) -> LayerValue {  // none: None
+                                     if (!(layer.*f).active()) return std::monostate{};
+                                     return regularizer_text(layer.*f);
+                                 },
                                  [&](std::array<int64_t, 2> Layer::*f) -> LayerValue {
                                      return std::vector<int64_t>{(layer.*f)[0], (layer.*f)[1]};
                                  },
@@ -190,5 +198,58 @@ LayerArguments layer_arguments(const Layer& layer) {
 }
 
 std::string layer_type(Layer::Kind kind) { return nn::layer_kind(kind).type; }
+
+Regularizer regularizer_from_text(const std::string& text) {
+    const auto fail = [&] {
+        return Error("'" + text + "' is not a regularizer; give l1(F), l2(F), l1_l2(l1=F, l2=F), l1, l2 or l1_l2 " +
+                     "(Keras's defaults, 0.01), or None");
+    };
+    const auto number = [&](const std::string& s) {
+        size_t used = 0;
+        double v = 0;
+        try {
+            v = std::stod(s, &used);
+        } catch (const std::exception&) {
+            throw fail();
+        }
+        if (s.find_first_not_of(' ', used) != std::string::npos || !(v >= 0) || !std::isfinite(v)) throw fail();
+        return static_cast<float>(v);
+    };
+    std::string t;
+    for (char c : text)
+        if (c != ' ') t += c;
+    if (t.empty() || t == "None") return {};
+    if (t == "l1") return {0.01f, 0.0f};
+    if (t == "l2") return {0.0f, 0.01f};
+    if (t == "l1_l2") return {0.01f, 0.01f};
+    const size_t open = t.find('(');
+    if (open == std::string::npos || t.back() != ')') throw fail();
+    const std::string head = t.substr(0, open), inside = t.substr(open + 1, t.size() - open - 2);
+    if (head == "l1") return {number(inside.rfind("l1=", 0) == 0 ? inside.substr(3) : inside), 0.0f};
+    if (head == "l2") return {0.0f, number(inside.rfind("l2=", 0) == 0 ? inside.substr(3) : inside)};
+    if (head != "l1_l2") throw fail();
+    Regularizer r;
+    size_t start = 0;
+    while (start < inside.size()) {
+        const size_t comma = inside.find(',', start), end = comma == std::string::npos ? inside.size() : comma;
+        const std::string item = inside.substr(start, end - start);
+        if (item.rfind("l1=", 0) == 0) r.l1 = number(item.substr(3));
+        else if (item.rfind("l2=", 0) == 0) r.l2 = number(item.substr(3));
+        else throw fail();
+        start = end + 1;
+    }
+    return r;
+}
+
+std::string regularizer_text(const Regularizer& r) {
+    const auto shortest = [](float v) {  // the shortest decimal that reads back as the same float
+        char text[32];
+        return std::string(text, std::to_chars(text, text + sizeof text, v).ptr);
+    };
+    if (!r.active()) return "";
+    if (r.l2 == 0.0f) return "l1(" + shortest(r.l1) + ")";
+    if (r.l1 == 0.0f) return "l2(" + shortest(r.l2) + ")";
+    return "l1_l2(l1=" + shortest(r.l1) + ", l2=" + shortest(r.l2) + ")";
+}
 
 }  // namespace onefit

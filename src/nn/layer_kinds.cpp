@@ -23,6 +23,15 @@ void add_product_attributes(std::vector<LayerAttribute>& a) {
     a.push_back({"use_bias", &Layer::use_bias});
     a.push_back({"kernel_initializer", &Layer::kernel_initializer});
     a.push_back({"bias_initializer", &Layer::bias_initializer});
+    a.push_back({"kernel_regularizer", &Layer::kernel_regularizer});
+    a.push_back({"bias_regularizer", &Layer::bias_regularizer});
+}
+
+// A product layer's penalties: the kernel's (params[0]) and the bias's.
+LayerSpec regularized(LayerSpec s, const Layer& l) {
+    s.params[0].regularizer = l.kernel_regularizer;
+    if (l.use_bias) s.params[1].regularizer = l.bias_regularizer;
+    return s;
 }
 
 void check_product_initializers(const Layer& l) {
@@ -40,7 +49,7 @@ struct DenseLayer {
         s.params.push_back({"kernel", {in[0], l.units}, l.kernel_initializer, in[0], l.units});
         if (l.use_bias) s.params.push_back({"bias", {l.units}, l.bias_initializer, in[0], l.units});
         s.macs_per_sample = in[0] * l.units;
-        return s;
+        return regularized(s, l);
     }
     static std::vector<LayerAttribute> attributes() {
         std::vector<LayerAttribute> a = {{"units", &Layer::units, 1, true}};
@@ -69,7 +78,7 @@ struct Conv2DLayer {
             s.params.push_back({"bias", {l.filters}, l.bias_initializer, receptive * w.channels, receptive * l.filters});
         s.macs_per_sample = w.out_h * w.out_w * l.filters * receptive * w.channels;
         s.window = w;
-        return s;
+        return regularized(s, l);
     }
     static std::vector<LayerAttribute> attributes() {
         std::vector<LayerAttribute> a = {{"filters", &Layer::filters, 1, true},
@@ -101,7 +110,7 @@ struct Conv1DLayer {
         if (l.use_bias) s.params.push_back({"bias", {l.filters}, l.bias_initializer, w.k_w * w.channels, w.k_w * l.filters});
         s.macs_per_sample = w.out_w * l.filters * w.k_w * w.channels;
         s.window = w;
-        return s;
+        return regularized(s, l);
     }
     static std::vector<LayerAttribute> attributes() {
         std::vector<LayerAttribute> a = {{"filters", &Layer::filters, 1, true},

@@ -26,6 +26,7 @@ struct ParamSpec {
     // Non-trainable arrays (a BatchNormalization's moving statistics) are state: saved and
     // returned by get_weights after the trainable ones, never touched by the optimizer.
     bool trainable = true;
+    Regularizer regularizer{};  // its penalty on the loss (Keras's kernel_regularizer, bias_regularizer)
 };
 
 // A 2-D window (convolution or pooling) sliding over a (height, width, channels) input.
@@ -58,7 +59,8 @@ struct LayerSpec {
 struct LayerAttribute {
     const char* name;
     std::variant<int64_t Layer::*, float Layer::*, bool Layer::*, std::array<int64_t, 2> Layer::*,
-                 std::vector<int64_t> Layer::*, Padding Layer::*, Activation Layer::*, std::string Layer::*>
+                 std::vector<int64_t> Layer::*, Padding Layer::*, Activation Layer::*, std::string Layer::*,
+                 Regularizer Layer::*>
         field;
     int64_t min = 1;
     bool required = false;

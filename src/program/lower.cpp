@@ -109,7 +109,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         op.state_offset = state;
         for (const nn::ParamSpec& p : specs[i].params) {
             int64_t& next = p.trainable ? offset : state;
-            op.params.push_back({p.name, p.shape, next, p.trainable});
+            op.params.push_back({p.name, p.shape, next, p.trainable, p.regularizer});
             next += shape_elements(p.shape);
         }
         switch (op.kind) {

@@ -49,6 +49,7 @@ struct ParamRef {
     Shape shape;
     int64_t offset = 0;
     bool trainable = true;
+    Regularizer regularizer{};  // its penalty on the loss (none by default)
 };
 
 struct ProgramOp {

@@ -533,5 +533,23 @@ TEST(Gradients, LabelSmoothingFusedAndOnProbabilities) {
                             .loss = smoothed(LossKind::binary_crossentropy, false, 0.2f), .labels = Labels::binary});
 }
 
+TEST(Gradients, WeightRegularizersAddTheirPenaltyAndItsGradient) {
+    // The loss the executor reports includes l1 sum|w| + l2 sum w^2, so the finite differences see it.
+    Layer dense = Dense(6, "tanh");
+    dense.kernel_regularizer = {0.01f, 0.05f};
+    dense.bias_regularizer = {0.0f, 0.2f};
+    Layer conv = make_layer("conv1d", {{"filters", int64_t{2}}, {"kernel_size", int64_t{2}},
+                                       {"kernel_regularizer", std::string("l1(0.03)")},
+                                       {"bias_regularizer", std::string("l1_l2(l1=0.02, l2=0.1)")}});
+    Layer embedding = make_layer("embedding", {{"input_dim", int64_t{5}}, {"output_dim", int64_t{2}},
+                                               {"embeddings_regularizer", std::string("l2(0.3)")}});
+    expect_gradients_match({.in = 4, .layers = {dense, Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy), .labels = Labels::one_hot});
+    expect_gradients_match({.in = 8, .layers = {Reshape({4, 2}), conv, Flatten(), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error)});
+    expect_gradients_match({.in = 3, .layers = {embedding, Flatten(), Dense(2)}, .loss = make_loss(LossKind::log_cosh),
+                            .indices = 5});
+}
+
 }  // namespace
 }  // namespace onefit

@@ -29,6 +29,7 @@ std::string error_of(const std::string& type, const LayerArguments& arguments) {
 std::vector<Layer> one_of_each_kind() {
     Layer dense = Dense(5, "relu", false, "d");
     dense.kernel_initializer = "he_normal";
+    dense.kernel_regularizer = {0.001f, 0.5f};
     return {dense,
             Dropout(0.3f),
             Flatten(),
@@ -91,6 +92,22 @@ TEST(LayerArguments, APoolingLayersStridesAreItsPoolSizeUnlessGiven) {
     EXPECT_EQ(make_layer("max_pooling2d", {}).strides, (std::array<int64_t, 2>{2, 2}));  // Keras's pool_size (2, 2)
 }
 
+TEST(LayerArguments, RegularizersAreWrittenAsKerasNamesThem) {
+    EXPECT_EQ(regularizer_from_text("l2"), (Regularizer{0.0f, 0.01f}));  // Keras's defaults
+    EXPECT_EQ(regularizer_from_text("l1_l2"), (Regularizer{0.01f, 0.01f}));
+    EXPECT_EQ(regularizer_from_text("l2(1e-4)"), (Regularizer{0.0f, 1e-4f}));
+    EXPECT_EQ(regularizer_from_text("l1_l2(l1=0.5, l2=0.25)"), (Regularizer{0.5f, 0.25f}));
+    EXPECT_EQ(regularizer_from_text("l1_l2(l2=0.25)"), (Regularizer{0.0f, 0.25f}));
+    EXPECT_EQ(regularizer_text({0.0f, 1e-4f}), "l2(1e-04)");  // (the shortest form that reads back)
+    EXPECT_EQ(regularizer_text({0.001f, 0.5f}), "l1_l2(l1=0.001, l2=0.5)");
+    for (const char* bad : {"l2(-1)", "l2(x)", "l4", "l1_l2(l3=1)", "l2(1"}) EXPECT_THROW(regularizer_from_text(bad), Error) << bad;
+    // None (and no regularizer) come back as None.
+    const Layer plain = make_layer("dense", {{"units", int64_t{2}}, {"kernel_regularizer", std::monostate{}}});
+    EXPECT_FALSE(plain.kernel_regularizer.active());
+    for (const auto& [key, value] : layer_arguments(plain))
+        if (key == "kernel_regularizer") EXPECT_TRUE(std::holds_alternative<std::monostate>(value));
+}
+
 TEST(LayerArguments, KindsOwnDefaultsNoneAndKerasOneTuples) {
     EXPECT_FLOAT_EQ(make_layer("leaky_relu", {}).negative_slope, 0.3f);  // Keras's LeakyReLU; ReLU's is 0
     EXPECT_FLOAT_EQ(make_layer("relu", {}).negative_slope, 0.0f);
@@ -112,7 +129,10 @@ TEST(LayerArguments, AWrongArgumentNamesTheKindAndTheArgument) {
     EXPECT_EQ(error_of("dense", {{"units", std::monostate{}}}), "Dense: units is required; None is not a value for it");
     EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"unit", int64_t{3}}}),
               "Dense: unknown argument 'unit' (Dense takes units, activation, use_bias, kernel_initializer, "
-              "bias_initializer)");
+              "bias_initializer, kernel_regularizer, bias_regularizer)");
+    EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"kernel_regularizer", std::string("l3(0.1)")}}),
+              "Dense: kernel_regularizer: 'l3(0.1)' is not a regularizer; give l1(F), l2(F), l1_l2(l1=F, l2=F), l1, l2 "
+              "or l1_l2 (Keras's defaults, 0.01), or None");
     EXPECT_EQ(error_of("flatten", {{"units", int64_t{3}}}),
               "Flatten: unknown argument 'units' (Flatten takes no arguments but name)");
     EXPECT_EQ(error_of("dense", {{"units", std::string("32")}}), "Dense: units must be an integer, not a string '32'");
@@ -147,7 +167,8 @@ TEST(LayerArguments, TheKindsListTheirKerasNamesAndWhichAreRequired) {
         if (kind.type != "conv2d") continue;
         EXPECT_EQ(kind.keras_class, "Conv2D");
         EXPECT_EQ(kind.arguments, (std::vector<std::string>{"filters", "kernel_size", "strides", "padding", "activation",
-                                                            "use_bias", "kernel_initializer", "bias_initializer"}));
+                                                            "use_bias", "kernel_initializer", "bias_initializer",
+                                                            "kernel_regularizer", "bias_regularizer"}));
         EXPECT_EQ(kind.required, (std::vector<std::string>{"filters", "kernel_size"}));
         return;
     }

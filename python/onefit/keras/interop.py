@@ -4,10 +4,11 @@ onefit model with the same layers, weights, optimizer, loss and metrics, and bac
 to_keras (onefit itself never needs it); from_keras reads the model it is given."""
 from onefit.keras import layers as _layers
 from onefit.keras import models as _models
+from onefit.keras import regularizers as _regularizers
 
 # What a Keras Dense may have that onefit's has not, with the value that means "none".
-_DENSE_OFF = {"kernel_regularizer": None, "bias_regularizer": None, "activity_regularizer": None,
-              "kernel_constraint": None, "bias_constraint": None, "lora_rank": None, "quantization_config": None}
+_DENSE_OFF = {"activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None,
+              "quantization_config": None}
 # ... and a Conv2D (its config holds pairs as tuples or lists).
 _CONV_OFF = dict(_DENSE_OFF, dilation_rate=(1, 1), groups=1)
 # ... and a BatchNormalization.
@@ -50,7 +51,8 @@ def _layer(layer):
     if kind == "Dense":
         _refuse_on(config, _DENSE_OFF, where)
         return _layers.Dense(int(config["units"]), activation=_activation(config, where),
-                             use_bias=bool(config.get("use_bias", True)), name=layer.name)
+                             use_bias=bool(config.get("use_bias", True)), name=layer.name,
+                             **_regularizers_of(config, where))
     if kind == "Dropout":
         if config.get("noise_shape") is not None:
             raise TypeError(f"{where}: noise_shape is not supported by onefit")
@@ -59,7 +61,8 @@ def _layer(layer):
         _refuse_on(config, _CONV_OFF, where)
         return _layers.Conv2D(int(config["filters"]), tuple(config["kernel_size"]), strides=tuple(config["strides"]),
                               padding=config["padding"], activation=_activation(config, where),
-                              use_bias=bool(config.get("use_bias", True)), name=layer.name)
+                              use_bias=bool(config.get("use_bias", True)), name=layer.name,
+                              **_regularizers_of(config, where))
     if kind in ("MaxPooling2D", "AveragePooling2D"):
         strides = config.get("strides")
         return _layers.LAYERS[kind](tuple(config["pool_size"]), strides=None if strides is None else tuple(strides),
@@ -85,6 +88,19 @@ def _layer(layer):
         except (TypeError, ValueError) as e:
             raise TypeError(f"{where}: {e}") from None
     raise TypeError(f"{where}: onefit has the layers {', '.join(_layers.LAYERS)} only")
+
+
+def _regularizers_of(config, where):
+    try:
+        return {key: _regularizers.get(config.get(key)) for key in ("kernel_regularizer", "bias_regularizer")}
+    except ValueError as e:
+        raise TypeError(f"{where}: {e}") from None
+
+
+def _keras_regularizer(k, value):
+    """Keras's regularizer object for a native argument ("l1_l2(l1=..., l2=...)"), or None."""
+    r = _regularizers.get(value)
+    return None if r is None else k.regularizers.L1L2(l1=r.l1, l2=r.l2)
 
 
 def _refuse_on(config, off, where):
@@ -117,13 +133,17 @@ def _metrics(keras_model):
 def _keras_layer(k, layer):
     """The Keras layer (from the module `k`, keras.layers) equal to an onefit.keras layer."""
     kind = type(layer).__name__
+    keras = __import__("keras")
+    regularizers = {key: _keras_regularizer(keras, getattr(layer, key)) for key in ("kernel_regularizer", "bias_regularizer")
+                    if hasattr(layer, key)}
     if kind == "Dense":
-        return k.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias, name=layer.name)
+        return k.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias, name=layer.name,
+                       **regularizers)
     if kind == "Dropout":
         return k.Dropout(layer.rate, name=layer.name)
     if kind == "Conv2D":
         return k.Conv2D(layer.filters, layer.kernel_size, strides=layer.strides, padding=layer.padding,
-                        activation=layer.activation, use_bias=layer.use_bias, name=layer.name)
+                        activation=layer.activation, use_bias=layer.use_bias, name=layer.name, **regularizers)
     if kind in ("MaxPooling2D", "AveragePooling2D"):
         return getattr(k, kind)(layer.pool_size, strides=layer.strides, padding=layer.padding, name=layer.name)
     if kind == "Reshape":
@@ -132,7 +152,9 @@ def _keras_layer(k, layer):
         return k.BatchNormalization(momentum=layer.momentum, epsilon=layer.epsilon, center=layer.center,
                                     scale=layer.scale, name=layer.name)
     # Every other kind: its declared arguments are Keras's names (GlobalAveragePooling2D, Embedding, ...).
-    return getattr(k, kind)(**layer._arguments(), name=layer.name)
+    arguments = {key: _keras_regularizer(keras, value) if key.endswith("_regularizer") else value
+                 for key, value in layer._arguments().items()}
+    return getattr(k, kind)(**arguments, name=layer.name)
 
 
 # onefit's native loss names and optimizer names -> Keras 3's classes.

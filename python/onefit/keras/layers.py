@@ -6,6 +6,7 @@ gets one (Keras's name, its declared arguments)."""
 import struct
 
 from onefit import _onefit
+from onefit.keras import regularizers as _regularizers
 from onefit.nn import activation_name
 
 # Every layer kind as its C++ op file declares it: {"Dense": {"type", "keras_class", "arguments", "required"}}.
@@ -110,12 +111,15 @@ class Dense(Layer):
     bias_initializer="zeros", name=None, input_shape=None)."""
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", name=None, input_shape=None, input_dim=None, **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, name=None,
+                 input_shape=None, input_dim=None, **kwargs):
         _no_unsupported(kwargs, "Dense")
         super().__init__(name, input_shape, input_dim)
         self._declare(units=units, activation=activation_name(activation), use_bias=use_bias,
                       kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer))
+                      bias_initializer=_initializer_name(bias_initializer),
+                      kernel_regularizer=_regularizers._text(kernel_regularizer),
+                      bias_regularizer=_regularizers._text(bias_regularizer))
 
     def __repr__(self):
         return f"Dense({self.units}, activation={self.activation!r})"
@@ -139,8 +143,7 @@ class Dropout(Layer):
 # data_format; a Conv2D kernel is Keras's (kh, kw, in, filters).
 
 # Keras arguments of a Conv2D that onefit has not, with the value that means "none".
-_CONV_OFF = {"dilation_rate": (1, 1), "groups": 1, "kernel_regularizer": None, "bias_regularizer": None,
-             "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None}
+_CONV_OFF = {"dilation_rate": (1, 1), "groups": 1, "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None}
 
 
 class Conv2D(Layer):
@@ -149,8 +152,8 @@ class Conv2D(Layer):
     name=None): an int kernel_size or strides means a square; the kernel is (kh, kw, in, filters)."""
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
-                 input_shape=None, **kwargs):
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, name=None, input_shape=None, **kwargs):
         _keras_off(kwargs, _CONV_OFF, "Conv2D")
         _no_unsupported(kwargs, "Conv2D")
         super().__init__(name, input_shape)
@@ -158,7 +161,9 @@ class Conv2D(Layer):
         self._declare(filters=filters, kernel_size=kernel_size, strides=strides, padding=_padding(padding),
                       activation=activation_name(activation), use_bias=use_bias,
                       kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer))
+                      bias_initializer=_initializer_name(bias_initializer),
+                      kernel_regularizer=_regularizers._text(kernel_regularizer),
+                      bias_regularizer=_regularizers._text(bias_regularizer))
 
     def __repr__(self):
         return f"Conv2D({self.filters}, {self.kernel_size}, activation={self.activation!r})"
@@ -285,16 +290,16 @@ class Embedding(Layer):
     name=None): each integer index of a sample (the model's input, values in [0, input_dim)) becomes
     its row of the (input_dim, output_dim) table. The model's first layer."""
 
-    _OFF = {"embeddings_regularizer": None, "embeddings_constraint": None, "quantization_config": None,
-            "lora_rank": None, "lora_alpha": None}
+    _OFF = {"embeddings_constraint": None, "quantization_config": None, "lora_rank": None, "lora_alpha": None}
 
-    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", mask_zero=False, name=None,
-                 input_shape=None, **kwargs):
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 mask_zero=False, name=None, input_shape=None, **kwargs):
         _keras_off(kwargs, self._OFF, "Embedding")
         _no_unsupported(kwargs, "Embedding")
         super().__init__(name, input_shape)
         self._declare(input_dim=input_dim, output_dim=output_dim,
-                      embeddings_initializer=_initializer_name(embeddings_initializer), mask_zero=mask_zero)
+                      embeddings_initializer=_initializer_name(embeddings_initializer),
+                      embeddings_regularizer=_regularizers._text(embeddings_regularizer), mask_zero=mask_zero)
 
 
 def _one(value):
@@ -310,8 +315,8 @@ class Conv1D(Layer):
     _OFF = dict(_CONV_OFF, dilation_rate=(1,))
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
-                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", name=None,
-                 input_shape=None, **kwargs):
+                 use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, name=None, input_shape=None, **kwargs):
         _keras_off(kwargs, self._OFF, "Conv1D")
         _no_unsupported(kwargs, "Conv1D")
         super().__init__(name, input_shape)
@@ -319,7 +324,9 @@ class Conv1D(Layer):
         self._declare(filters=filters, kernel_size=_one(kernel_size), strides=_one(strides), padding=_padding(padding),
                       activation=activation_name(activation), use_bias=use_bias,
                       kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer))
+                      bias_initializer=_initializer_name(bias_initializer),
+                      kernel_regularizer=_regularizers._text(kernel_regularizer),
+                      bias_regularizer=_regularizers._text(bias_regularizer))
 
 
 class _Pooling1D(Layer):

@@ -33,6 +33,7 @@ struct EmbeddingOp {
         LayerSpec s;
         s.output = {in[0], l.output_dim};
         s.params.push_back({"embeddings", {l.input_dim, l.output_dim}, l.embeddings_initializer, l.input_dim, l.output_dim});
+        s.params[0].regularizer = l.kernel_regularizer;
         s.macs_per_sample = in[0] * l.output_dim;
         return s;
     }
@@ -40,6 +41,7 @@ struct EmbeddingOp {
         return {{"input_dim", &Layer::input_dim, 1, true},
                 {"output_dim", &Layer::output_dim, 1, true},
                 {"embeddings_initializer", &Layer::embeddings_initializer},
+                {"embeddings_regularizer", &Layer::kernel_regularizer},
                 {"mask_zero", &Layer::mask_zero}};
     }
     static void check(const Layer& l) {

@@ -20,6 +20,7 @@
 #define ONEFIT_RUNTIME_CPU_CPU_EXECUTOR_HPP
 #endif
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -62,8 +63,11 @@ public:
           slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
         for (const ProgramOp& op : ops_)
-            for (const ParamRef& p : op.params)
+            for (const ParamRef& p : op.params) {
                 if (p.trainable) gradient_arrays_.push_back({p.offset, p.offset + shape_elements(p.shape)});
+                if (p.trainable && p.regularizer.active())
+                    regularized_.push_back({p.offset, p.offset + shape_elements(p.shape), p.regularizer});
+            }
         const size_t n = ops_.size();
         z_.resize(n), a_.resize(n), da_.resize(n), scratch_.resize(n), cols_.resize(n), indices_.resize(n);
         splits_.resize(n);
@@ -129,7 +133,7 @@ public:
             if (!tail_did_activation) activation_backward_op(i, 0, rows);
             params_backward_op(i, x, 0, rows, grads_.data(), 0);
         }
-        return loss;
+        return loss + static_cast<double>(rows) * weight_penalty(true);
     }
 
     // The first op of the tail that loss_and_gradients runs in two halves (the op count: none).
@@ -160,11 +164,29 @@ public:
 
     void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums) {
         forward(x, rows, false);
-        sums.loss += output_loss<false>(y, 0, rows, T(1));
+        sums.loss += output_loss<false>(y, 0, rows, T(1)) + static_cast<double>(rows) * weight_penalty(false);
         add_metrics(y, rows, sums);
     }
 
 private:
+    // Keras's weight regularizers: the penalty l1 sum|w| + l2 sum w^2 of every regularized array,
+    // which Keras adds to each batch's loss (so a loss summed over rows gets it rows times), and
+    // with kGrad its gradient l1 sign(w) + 2 l2 w added to the weights' gradients. Sums in double.
+    double weight_penalty(bool with_gradient) {
+        double penalty = 0;
+        for (const Regularized& r : regularized_) {
+            const T l1 = T(r.regularizer.l1), l2 = T(r.regularizer.l2);
+            double abs_sum = 0, square_sum = 0;
+            for (int64_t i = r.begin; i < r.end; ++i) {
+                const T w = params_[static_cast<size_t>(i)];
+                abs_sum += std::fabs(double(w)), square_sum += double(w) * double(w);
+                if (with_gradient) grads_[static_cast<size_t>(i)] += l1 * T((w > T(0)) - (w < T(0))) + T(2) * l2 * w;
+            }
+            penalty += double(r.regularizer.l1) * abs_sum + double(r.regularizer.l2) * square_sum;
+        }
+        return penalty;
+    }
+
     T* out(size_t i) { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
     const T* out(size_t i) const { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
 
@@ -396,6 +418,11 @@ private:
     std::vector<nn::Metric> metrics_;
     std::vector<T> params_, grads_, state_, slots_;
     std::vector<nn::GradientArray> gradient_arrays_;  // each trainable array's gradient, for clipping
+    struct Regularized {
+        int64_t begin, end;
+        Regularizer regularizer;
+    };
+    std::vector<Regularized> regularized_;  // the arrays with a penalty (weight_penalty)
     int64_t step_;
     uint64_t dropout_seed_;
     size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)

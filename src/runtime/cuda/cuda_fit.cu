@@ -60,6 +60,10 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     const Optimizer& o = program.optimizer;
     if (o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f)
         throw Error("device 'cuda' does not clip gradients (clipnorm, clipvalue, global_clipnorm) yet; use --device cpu");
+    for (const ProgramOp& op : program.ops)
+        for (const ParamRef& p : op.params)
+            if (p.regularizer.active())
+                throw Error("device 'cuda' does not add weight regularizers (layer '" + op.layer_name + "') yet; use --device cpu");
     if (program.loss.label_smoothing != 0.0f)
         throw Error("device 'cuda' does not smooth labels (label_smoothing) yet; use --device cpu");
     if (o.learning_rate_schedule.kind != ScheduleKind::constant)
