@@ -11,7 +11,13 @@
 
 namespace onefit::nn {
 
-enum class MetricKind { sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse };
+enum class MetricKind {
+    sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse,
+    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy,  // k = 5, Keras's default
+    mape,  // 100 mean(|y - p| / max(|y|, 1e-7))
+    msle,  // mean((log(max(p, 1e-7) + 1) - log(max(y, 1e-7) + 1))^2)
+};
+inline constexpr int64_t kTopK = 5;
 
 struct Metric {
     MetricKind kind;
@@ -62,12 +68,32 @@ ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t row
                 total += hits / static_cast<double>(width);
                 break;
             }
+            case MetricKind::top_k_categorical_accuracy:
+            case MetricKind::sparse_top_k_categorical_accuracy: {
+                // Keras's in_top_k: the label's prediction is at least the k-th largest, i.e.
+                // fewer than k predictions exceed it (ties count as hits).
+                const int64_t label = kind == MetricKind::sparse_top_k_categorical_accuracy ? static_cast<int64_t>(yr[0])
+                                                                                            : argmax(yr, y_width);
+                int64_t above = 0;
+                for (int64_t j = 0; j < width; ++j) above += pr[j] > pr[label];
+                total += above < kTopK;
+                break;
+            }
             case MetricKind::mae:
-            case MetricKind::mse: {
+            case MetricKind::mse:
+            case MetricKind::mape:
+            case MetricKind::msle: {
                 double s = 0;
                 for (int64_t j = 0; j < width; ++j) {
-                    const double d = static_cast<double>(pr[j]) - static_cast<double>(yr[j * y_step]);
-                    s += kind == MetricKind::mae ? std::fabs(d) : d * d;
+                    const double p_j = static_cast<double>(pr[j]), y_j = static_cast<double>(yr[j * y_step]);
+                    const double d = p_j - y_j;
+                    if (kind == MetricKind::mae) s += std::fabs(d);
+                    else if (kind == MetricKind::mse) s += d * d;
+                    else if (kind == MetricKind::mape) s += 100.0 * std::fabs(d) / std::fmax(std::fabs(y_j), 1e-7);
+                    else {
+                        const double l = std::log(std::fmax(p_j, 1e-7) + 1.0) - std::log(std::fmax(y_j, 1e-7) + 1.0);
+                        s += l * l;
+                    }
                 }
                 total += s / static_cast<double>(width);
                 break;

@@ -2,6 +2,7 @@
 // accuracy from the shapes (tf.keras 2 compile_utils), and each value is counted by hand here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -136,6 +137,31 @@ TEST(MetricValues, SeedCaseAccuracyIsSparseEvenWithAnElementwiseLoss) {
     for (int64_t r = 0; r < 5; ++r)
         for (int64_t j = 0; j < 3; ++j) mae += std::fabs(double(p.at(r, j)) - double(labels[r])) / 3.0;
     EXPECT_NEAR(logs.at("mae"), mae / 5.0, 1e-6);
+}
+
+TEST(MetricValues, TopKAccuracyCountsALabelAmongTheFiveLargestTiesIncluded) {
+    // 7 classes; the label's prediction ranks 5th (a hit), 6th (a miss), and ties the 5th (a hit, as
+    // Keras's in_top_k: at least the k-th largest value).
+    const std::vector<double> p = {0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
+                                   0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3,
+                                   0.9, 0.8, 0.7, 0.6, 0.5, 0.5, 0.3};
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::sparse_top_k_categorical_accuracy, p, {4, 5, 5}, 3, 7, 1), 2.0 / 3);
+    std::vector<double> one_hot(21, 0.0);
+    one_hot[4] = one_hot[7 + 5] = one_hot[14 + 5] = 1;
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::top_k_categorical_accuracy, p, one_hot, 3, 7, 7), 2.0 / 3);
+    EXPECT_EQ(nn::resolve_metric("top_k_categorical_accuracy", 7, 7).kind, MetricKind::top_k_categorical_accuracy);
+}
+
+TEST(MetricValues, MapeAndMsleAreKerassFormulas) {
+    const std::vector<double> p = {1.5, 0.0, -2.0, 4.0}, y = {1.0, 0.0, 2.0, 3.0};
+    const double mape = 100.0 * (0.5 / 1.0 + 0.0 / 1e-7 + 4.0 / 2.0 + 1.0 / 3.0) / 4.0;
+    EXPECT_NEAR(metric_mean(MetricKind::mape, p, y, 1, 4, 4), mape, 1e-9);
+    const auto l = [](double v) { return std::log(std::max(v, 1e-7) + 1.0); };
+    const double msle = (std::pow(l(1.5) - l(1.0), 2) + std::pow(l(0.0) - l(0.0), 2) + std::pow(l(-2.0) - l(2.0), 2) +
+                         std::pow(l(4.0) - l(3.0), 2)) / 4.0;
+    EXPECT_NEAR(metric_mean(MetricKind::msle, p, y, 1, 4, 4), msle, 1e-12);
+    EXPECT_EQ(nn::resolve_metric("mape", 4, 4).kind, MetricKind::mape);
+    EXPECT_EQ(nn::resolve_metric("mean_squared_logarithmic_error", 4, 4).kind, MetricKind::msle);
 }
 
 }  // namespace

@@ -28,6 +28,10 @@ def _metric_names(metrics):
         if isinstance(m, str):
             names.append(m)
         elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
+            config = m.get_config() if callable(getattr(m, "get_config", None)) else {}
+            if config.get("k", 5) != 5:  # (its name would not say which k)
+                raise ValueError(f"metric {m.name}: k={config['k']} is not supported by onefit (its top-k "
+                                 "accuracies take Keras's default k=5)")
             names.append(m.name)
         elif callable(m) and getattr(m, "__name__", None):
             names.append(m.__name__)
