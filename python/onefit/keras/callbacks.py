@@ -1,13 +1,15 @@
 """keras.callbacks: a Callback base for your own epoch-end hooks, EarlyStopping, ModelCheckpoint
-and CSVLogger (onefit's C++ ones, with Keras 3's defaults and semantics), and LearningRateScheduler
+and CSVLogger (onefit's C++ ones, with Keras 3's defaults and semantics), LearningRateScheduler
 and ReduceLROnPlateau (Keras 3's rules, between epochs; the rate they set reaches the running CPU
-fit from its next step)."""
+fit from its next step), and TensorBoard (epoch scalars, event files written without TensorFlow)."""
+import os
 import sys
 import warnings
 
 import numpy as np
 
 from onefit import _onefit
+from onefit.keras import event_files as _event_files
 
 
 class Callback:
@@ -208,6 +210,52 @@ class ReduceLROnPlateau(Callback):
                               file=sys.stdout)
                     self.cooldown_counter = self.cooldown
                     self.wait = 0
+
+
+class TensorBoard(Callback):
+    """keras.callbacks.TensorBoard(log_dir="logs", update_freq="epoch"): each epoch's logs as scalar
+    curves TensorBoard reads, as Keras 3 writes them: log_dir/train gets "epoch_<name>" for the
+    training logs and the learning rate ("epoch_learning_rate"), log_dir/validation "epoch_<name>"
+    for the "val_" ones, at step = epoch. Written by onefit itself (no TensorFlow needed). What it
+    cannot do is refused by name: per-batch curves (update_freq), weight histograms, images,
+    embeddings and profiling; write_graph is accepted and writes no graph (onefit's program is not a
+    TensorFlow graph)."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        for name, value, off in (("histogram_freq", histogram_freq, 0), ("write_images", write_images, False),
+                                 ("write_steps_per_second", write_steps_per_second, False),
+                                 ("update_freq", update_freq, "epoch"), ("profile_batch", profile_batch, 0),
+                                 ("embeddings_freq", embeddings_freq, 0), ("embeddings_metadata", embeddings_metadata, None)):
+            if value != off:
+                raise ValueError(f"TensorBoard {name}={value!r} is not supported by onefit (only {off!r}): it calls "
+                                 "callbacks between epochs and writes epoch scalars")
+        self.log_dir = os.fspath(log_dir)
+        self.write_graph = write_graph
+        self._writers = {}
+
+    def _writer(self, which):
+        if which not in self._writers:
+            self._writers[which] = _event_files.EventFileWriter(os.path.join(self.log_dir, which))
+        return self._writers[which]
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = dict(logs or {})
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None and "learning_rate" not in logs:
+            logs["learning_rate"] = float(optimizer.learning_rate)
+        for name, value in logs.items():
+            which, tag = ("validation", name[4:]) if name.startswith("val_") else ("train", name)
+            self._writer(which).scalar("epoch_" + tag, value, epoch)
+        for writer in self._writers.values():
+            writer.flush()
+
+    def on_train_end(self, logs=None):
+        for writer in self._writers.values():
+            writer.close()
+        self._writers = {}
 
 
 def _float32_value(learning_rate):
