@@ -104,8 +104,11 @@ TEST(LayerArguments, RegularizersAreWrittenAsKerasNamesThem) {
     // None (and no regularizer) come back as None.
     const Layer plain = make_layer("dense", {{"units", int64_t{2}}, {"kernel_regularizer", std::monostate{}}});
     EXPECT_FALSE(plain.kernel_regularizer.active());
-    for (const auto& [key, value] : layer_arguments(plain))
-        if (key == "kernel_regularizer") EXPECT_TRUE(std::holds_alternative<std::monostate>(value));
+    for (const auto& [key, value] : layer_arguments(plain)) {
+        if (key == "kernel_regularizer") {
+            EXPECT_TRUE(std::holds_alternative<std::monostate>(value));
+        }
+    }
 }
 
 TEST(LayerArguments, KindsOwnDefaultsNoneAndKerasOneTuples) {
