@@ -44,6 +44,12 @@ struct FitOptions {
     int verbose = -1;
     // Validation: explicit data, or the last fraction of x/y (taken before shuffling, like Keras).
     std::optional<std::pair<Tensor, Tensor>> validation_data;
+    // Keras's sample_weight: one weight per row of x (N,), multiplying that row's loss (the batch's
+    // loss is still divided by its rows; metrics are unweighted, as Keras's compile metrics); with
+    // validation_split its last rows weight the validation rows. validation_sample_weight: one per
+    // row of validation_data. Arrays only (not with a Dataset).
+    std::optional<Tensor> sample_weight;
+    std::optional<Tensor> validation_sample_weight;
     std::optional<Dataset> validation_dataset;
     double validation_split = 0.0;
     int64_t validation_batch_size = -1;  // -1: batch_size, but at least 64 (only float rounding differs)
@@ -87,8 +93,9 @@ public:
     History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
     History fit(const Dataset& train, const FitOptions& options = {});
 
-    // Loss and metrics over the data, in batches, as Keras's evaluate.
-    Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32);
+    // Loss and metrics over the data, in batches, as Keras's evaluate; sample_weight (N,) weights
+    // each row's loss (not the metrics), as Keras's.
+    Logs evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32, const Tensor* sample_weight = nullptr);
     Tensor predict(const Tensor& x, int64_t batch_size = 32);
     // The compiled loss and metrics of given predictions (rows of the output's width) against y,
     // as Keras's model.compute_loss / compute_metrics: a softmax or sigmoid output's

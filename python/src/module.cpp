@@ -357,7 +357,12 @@ NB_MODULE(_onefit, m) {
                      [](onefit::FitOptions& o, const std::string& name) { o.device = onefit::device_from_name(name); })
         .def("set_validation_data", [](onefit::FitOptions& o, const FloatArray& x, const FloatArray& y) {
             o.validation_data = std::make_pair(tensor_view(x), tensor_view(y));
-        }, "x"_a, "y"_a);
+        }, "x"_a, "y"_a)
+        .def("set_sample_weight", [](onefit::FitOptions& o, const FloatArray& w) { o.sample_weight = tensor_view(w); },
+             "sample_weight"_a)
+        .def("set_validation_sample_weight",
+             [](onefit::FitOptions& o, const FloatArray& w) { o.validation_sample_weight = tensor_view(w); },
+             "sample_weight"_a);
 
     nb::class_<onefit::Sequential>(m, "Sequential")
         .def("__init__", [](onefit::Sequential* s, std::vector<int64_t> input_shape, uint64_t seed) {
@@ -383,15 +388,17 @@ NB_MODULE(_onefit, m) {
             return run_fit(s, options, callbacks, python_callbacks, to_python_stdout,
                            [&](const onefit::FitOptions& o) { return s.fit(train, o); });
         }, "train"_a, "options"_a, "callbacks"_a, "python_callbacks"_a.none(), "to_python_stdout"_a)
-        .def("evaluate", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size) {
+        .def("evaluate", [](onefit::Sequential& s, const FloatArray& x, const FloatArray& y, int64_t batch_size,
+                            std::optional<FloatArray> sample_weight) {
             const Tensor xt = tensor_view(x), yt = tensor_view(y);
+            const std::optional<Tensor> wt = sample_weight ? std::optional<Tensor>(tensor_view(*sample_weight)) : std::nullopt;
             onefit::Logs logs;
             {
                 nb::gil_scoped_release release;
-                logs = s.evaluate(xt, yt, batch_size);
+                logs = s.evaluate(xt, yt, batch_size, wt ? &*wt : nullptr);
             }
             return logs;
-        }, "x"_a, "y"_a, "batch_size"_a)
+        }, "x"_a, "y"_a, "batch_size"_a, "sample_weight"_a = nb::none())
         .def("predict", [](onefit::Sequential& s, const FloatArray& x, int64_t batch_size) {
             const Tensor xt = tensor_view(x);
             Tensor out;

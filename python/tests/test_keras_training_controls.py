@@ -165,3 +165,58 @@ def test_regularizers_keras_has_and_onefit_lacks_are_refused_by_name():
     with pytest.raises(ValueError, match="non-negative"):
         keras.regularizers.L2(-1.0)
     assert keras.regularizers.l2()(np.array([1.0, -2.0])) == pytest.approx(0.05)
+
+
+def weighted_twins(loss="sparse_categorical_crossentropy"):
+    real_keras.utils.set_random_seed(2)
+    k = real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.Dense(8, activation="tanh"),
+                               real_keras.layers.Dense(3, activation="softmax")])
+    k.compile(real_keras.optimizers.Adam(0.02), loss, metrics=["accuracy"])
+    m = keras.Sequential([keras.Input(shape=(4,)), keras.layers.Dense(8, activation="tanh"),
+                          keras.layers.Dense(3, activation="softmax")])
+    m.compile(keras.optimizers.Adam(0.02), loss, metrics=["accuracy"])
+    m.set_weights(k.get_weights())
+    return k, m
+
+
+@pytest.mark.parametrize("how", ["sample_weight", "class_weight", "class_weight one-hot", "validation_split"])
+def test_sample_and_class_weights_train_as_keras(how):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(36, 4)).astype(np.float32)
+    labels = (np.arange(36) % 3).astype(np.float32)
+    weights = rng.uniform(0.2, 3.0, 36).astype(np.float32)
+    one_hot = how == "class_weight one-hot"
+    y = np.eye(3, dtype=np.float32)[labels.astype(int)] if one_hot else labels
+    k, m = weighted_twins("categorical_crossentropy" if one_hot else "sparse_categorical_crossentropy")
+    settings = dict(batch_size=8, epochs=3, shuffle=False, verbose=0)
+    if how.startswith("class_weight"):
+        settings["class_weight"] = {0: 1.0, 1: 4.0, 2: 0.5}
+    else:
+        settings["sample_weight"] = weights
+    if how == "validation_split":
+        settings["validation_split"] = 0.25
+    else:
+        settings["validation_data"] = (x[:12], y[:12], weights[:12])
+    theirs = k.fit(x, y, **settings).history
+    ours = m.fit(x, y, **settings).history
+    for key in ("loss", "val_loss", "accuracy", "val_accuracy"):  # (accuracy: unweighted, as Keras's compile metrics)
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+    for a, b in zip(m.get_weights(), k.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m.evaluate(x, y, sample_weight=weights, verbose=0),
+                               k.evaluate(x, y, sample_weight=weights, verbose=0), rtol=1e-5)
+    # The weights change the fit: unweighted, the same model ends elsewhere.
+    _, plain = weighted_twins("categorical_crossentropy" if one_hot else "sparse_categorical_crossentropy")
+    unweighted = plain.fit(x, y, batch_size=8, epochs=3, shuffle=False, verbose=0).history["loss"]
+    assert abs(unweighted[-1] - ours["loss"][-1]) > 1e-3
+
+
+def test_weights_keras_refuses_or_onefit_lacks_are_errors():
+    x, y = data()
+    _, m = weighted_twins("categorical_crossentropy")
+    with pytest.raises(ValueError, match="You cannot `class_weight` and `sample_weight` at the same time"):
+        m.fit(x, y, sample_weight=np.ones(30), class_weight={0: 2.0}, verbose=0)
+    with pytest.raises(ValueError, match="sample_weight has 29 rows but the features have 30"):
+        m.fit(x, y, sample_weight=np.ones(29), verbose=0)
+    with pytest.raises(ValueError, match="sample_weight holds a non-finite value at row 3"):
+        m.fit(x, y, sample_weight=np.where(np.arange(30) == 3, np.nan, 1.0), verbose=0)

@@ -64,6 +64,10 @@ struct FitPlan {
     std::optional<Dataset> val_dataset;
     int64_t validation_batch_size = 32;
     int64_t y_width = 1;
+    // Keras's sample_weight: one per training (validation) row, weighting its loss; null: none.
+    // Arrays only (not owned: the caller's tensors outlive the fit).
+    const float* sample_weight = nullptr;
+    const float* val_sample_weight = nullptr;
 };
 
 // Validation batch rows when the user names none: the training batch size, as Keras, but at

@@ -52,6 +52,7 @@ struct PackedData {
     PackedRows<T> y;
     PackedRows<T> val_x;                          // validation rows, in evaluation order
     PackedRows<T> val_y;
+    PackedRows<T> w, val_w;                       // sample weights, one per row (empty: none)
     std::vector<int64_t> val_batches;             // validation batch sizes
 };
 
@@ -77,6 +78,8 @@ PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan,
     d.rows = x.rows;
     d.x.view(x);
     pack_labels(d.y, y, plan.y_width, d.y_width);
+    if (plan.sample_weight) d.w.view(plan.sample_weight, static_cast<size_t>(x.rows));
+    if (plan.val_sample_weight) d.val_w.view(plan.val_sample_weight, static_cast<size_t>(plan.val_x.rows));
     if (plan.val_dataset) {
         DatasetPass pass;
         plan.val_dataset->plan(0, -1, pass);

@@ -68,6 +68,15 @@ void check_features(const TrainingProgram& program, const Tensor& x, const std::
     }
 }
 
+void check_sample_weight(const Tensor& weights, int64_t rows, const std::string& what) {
+    if (weights.rank() > 2 || (weights.rank() == 2 && weights.row_width() != 1))
+        throw Error(what + " has shape " + shape_to_string(weights.shape()) + "; it takes one weight per row, (N,)");
+    if (weights.rows() != rows)
+        throw Error(what + " has " + std::to_string(weights.rows()) + " rows but the features have " + std::to_string(rows));
+    if (const int64_t i = first_non_finite(weights.data(), weights.size()); i < weights.size())
+        throw Error(what + " holds a non-finite value at row " + std::to_string(i));
+}
+
 std::vector<std::string> check_labels(const TrainingProgram& program, const Tensor& y, int64_t rows,
                                       const std::string& what) {
     std::vector<std::string> warnings;

@@ -38,6 +38,8 @@ History Sequential::fit(const Dataset& train, const FitOptions& options) {
     const TrainingProgram& prog = program();
     if (options.validation_split > 0)
         throw Error("fit: validation_split is not supported with a Dataset (as in Keras); pass validation data");
+    if (options.sample_weight || options.validation_sample_weight)
+        throw Error("fit: sample_weight is for arrays; onefit's Datasets carry no weights yet");
     train::check_features(prog, train.x(), "dataset x");
     warnings_ = train::check_labels(prog, train.y(), train.x().rows(), "dataset y");
     if (train.cardinality() < 0 && options.steps_per_epoch < 0)

@@ -39,6 +39,12 @@ void prepare_array_fit(const TrainingProgram& prog, const Tensor& x, const Tenso
     FeatureView x_train(x), x_val;
     const Tensor* y_train = &y;
     const Tensor* y_val = nullptr;
+    if (options.sample_weight) {
+        check_sample_weight(*options.sample_weight, x.rows(), "sample_weight");
+        out.plan.sample_weight = options.sample_weight->data();
+    }
+    if (options.validation_sample_weight && !(options.validation_data && !options.validation_data->first.empty()))
+        throw Error("fit: validation_sample_weight needs validation_data (arrays)");
     if (options.validation_split > 0) {
         const int64_t split = static_cast<int64_t>(std::floor(static_cast<double>(x.rows()) * (1.0 - options.validation_split)));
         if (split < 1 || split >= x.rows())
@@ -47,10 +53,16 @@ void prepare_array_fit(const TrainingProgram& prog, const Tensor& x, const Tenso
         x_train = FeatureView(x, 0, split), x_val = FeatureView(x, split, x.rows() - split);
         out.y_head = y.slice_rows(0, split), out.y_tail = y.slice_rows(split, y.rows());
         y_train = &out.y_head, y_val = &out.y_tail;
+        if (options.sample_weight)  // its last rows weight the validation rows, as Keras splits them
+            out.plan.val_sample_weight = options.sample_weight->data() + split;
     } else if (options.validation_data && !options.validation_data->first.empty()) {
         const auto& [vx, vy] = *options.validation_data;
         check_features(prog, vx, "validation x");
         x_val = FeatureView(vx), y_val = &vy;
+        if (options.validation_sample_weight) {
+            check_sample_weight(*options.validation_sample_weight, vx.rows(), "validation sample_weight");
+            out.plan.val_sample_weight = options.validation_sample_weight->data();
+        }
     }
     warnings = check_labels(prog, *y_train, x_train.rows, "y");
     if (y_val) {

@@ -137,15 +137,17 @@ std::string Sequential::summary() const {
     return s.str();
 }
 
-Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size) {
+Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, const Tensor* sample_weight) {
     const TrainingProgram& prog = program();
     if (batch_size < 1) throw Error("evaluate: batch_size must be at least 1");
     train::check_features(prog, x, "x");
     train::check_labels(prog, y, x.rows(), "y");
+    if (sample_weight) train::check_sample_weight(*sample_weight, x.rows(), "sample_weight");
     const int64_t y_width = label_width(y);
     std::vector<nn::Metric> metrics;
     for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, y_width));
-    const LogSums sums = cpu::evaluate_rows(prog, x.data(), x.row_width(), y.data(), y_width, x.rows(), batch_size, metrics);
+    const LogSums sums = cpu::evaluate_rows(prog, x.data(), x.row_width(), y.data(), y_width, x.rows(), batch_size, metrics,
+                                            sample_weight ? sample_weight->data() : nullptr);
     Logs logs{{"loss", sums.loss / static_cast<double>(sums.samples)}};
     for (size_t k = 0; k < metrics.size(); ++k)
         logs[metrics[k].name] = sums.metrics[k] / static_cast<double>(sums.samples);

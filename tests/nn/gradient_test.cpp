@@ -33,6 +33,7 @@ struct Problem {
     double last_bias = std::nan("");  // overrides the last layer's biases (keeps relu outputs positive)
     Shape image{};                    // an image input (height, width, channels) instead of `in` features
     int64_t indices = 0;              // > 0: the input values are integer indices in [0, indices) (Embedding)
+    bool weighted = false;            // each row's loss weighted by a sample weight in [0.2, 3)
 
     Shape input_shape() const { return image.empty() ? Shape{in} : image; }
 };
@@ -48,11 +49,13 @@ using testing_support::make_loss;
 // The mean loss over the batch and its gradient, from a fresh executor: every evaluation draws
 // the same dropout mask (same seed, same optimizer step, same op).
 double mean_loss(const TrainingProgram& program, const std::vector<double>& params, const std::vector<double>& x,
-                 const std::vector<double>& y, int64_t rows, int64_t y_width, std::vector<double>* grads) {
+                 const std::vector<double>& y, int64_t rows, int64_t y_width, std::vector<double>* grads,
+                 const std::vector<double>& weights = {}) {
     cpu::CpuExecutor<double> executor(program, rows, {}, y_width, kDropoutSeed);
     std::copy(params.begin(), params.end(), executor.params());
     // loss_and_gradients returns the sum over rows; gradients are of the mean (sum over batch size).
-    const double loss = executor.loss_and_gradients(x.data(), y.data(), rows) / static_cast<double>(rows);
+    const double loss = executor.loss_and_gradients(x.data(), y.data(), rows, weights.empty() ? nullptr : weights.data()) /
+                        static_cast<double>(rows);
     if (grads) grads->assign(executor.grads(), executor.grads() + params.size());
     return loss;
 }
@@ -90,8 +93,11 @@ Result check(const Problem& p, uint64_t seed = 1) {
         for (int64_t j = 0; j < last.out; ++j) params[static_cast<size_t>(last.bias + j)] = p.last_bias;
     }
 
+    std::vector<double> weights;
+    if (p.weighted)
+        for (int64_t r = 0; r < p.rows; ++r) weights.push_back(uniform(0.2, 3.0));
     std::vector<double> analytic;
-    const double loss = mean_loss(program, params, x, y, p.rows, y_width, &analytic);
+    const double loss = mean_loss(program, params, x, y, p.rows, y_width, &analytic, weights);
     // A central difference carries rounding noise of about 1e-16 |loss| / kStep: the floor scales with it.
     const double floor = 1e-3 * std::max(1.0, std::fabs(loss));
     Result result;
@@ -100,9 +106,9 @@ Result check(const Problem& p, uint64_t seed = 1) {
     for (size_t i = 0; i < params.size(); i += stride) {
         std::vector<double> moved = params;
         moved[i] = params[i] + kStep;
-        const double up = mean_loss(program, moved, x, y, p.rows, y_width, nullptr);
+        const double up = mean_loss(program, moved, x, y, p.rows, y_width, nullptr, weights);
         moved[i] = params[i] - kStep;
-        const double down = mean_loss(program, moved, x, y, p.rows, y_width, nullptr);
+        const double down = mean_loss(program, moved, x, y, p.rows, y_width, nullptr, weights);
         const double numeric = (up - down) / (2 * kStep);
         const double scale = std::max(std::fabs(analytic[i]), std::fabs(numeric)) + floor;
         result.worst_error = std::max(result.worst_error, std::fabs(analytic[i] - numeric) / scale);
@@ -549,6 +555,23 @@ TEST(Gradients, WeightRegularizersAddTheirPenaltyAndItsGradient) {
                             .loss = make_loss(LossKind::mean_squared_error)});
     expect_gradients_match({.in = 3, .layers = {embedding, Flatten(), Dense(2)}, .loss = make_loss(LossKind::log_cosh),
                             .indices = 5});
+}
+
+TEST(Gradients, SampleWeightsWeightEachRowsLossAndGradient) {
+    // Fused softmax crossentropy, an elementwise loss, and a tail of small layers split into halves
+    // (each half reads its own rows' weights).
+    expect_gradients_match({.layers = {Dense(6, "tanh"), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::sparse_categorical_crossentropy),
+                            .labels = Labels::class_index, .weighted = true});
+    expect_gradients_match({.layers = {Dense(5, "relu"), Dense(2)}, .loss = make_loss(LossKind::log_cosh),
+                            .weighted = true});
+    expect_gradients_through_tail({.in = 32,
+                                   .layers = {Dense(64, "tanh"), Dense(64, "sigmoid"), Dense(5, "softmax")},
+                                   .loss = make_loss(LossKind::categorical_crossentropy),
+                                   .labels = Labels::one_hot,
+                                   .rows = 40,
+                                   .weighted = true},
+                                  0, 5);
 }
 
 }  // namespace

@@ -119,6 +119,7 @@ struct Case {
     int64_t rows, batch_size;
     bool shuffle;
     int64_t steps_per_epoch = -1;
+    bool weighted = false;  // sample weights on the training and validation rows
 };
 
 // Features from a smooth formula; class labels (N,) in [0, classes).
@@ -151,6 +152,8 @@ Counts steady_state_allocations(const Case& c) {
     plan.seed = 5;
     plan.val_x = FeatureView(val_x);
     plan.val_y = &val_y;
+    std::vector<float> weights(static_cast<size_t>(c.rows), 0.5f), val_weights(static_cast<size_t>(val_x.rows()), 2.0f);
+    if (c.weighted) plan.sample_weight = weights.data(), plan.val_sample_weight = val_weights.data();
     plan.validation_batch_size = c.batch_size;
     plan.y_width = label_width(y);
     const std::vector<nn::Metric> metrics = {nn::resolve_metric("accuracy", classes, plan.y_width),
@@ -231,6 +234,18 @@ TEST(NoAllocation, GradientClippingAllocatesNothing) {
                               .batch_size = 10,
                               .shuffle = true});
     }
+}
+
+TEST(NoAllocation, SampleWeightsAllocateNothing) {
+    // Shuffled, so the batch's weights are gathered with its rows.
+    expect_no_allocation({.input = {4},
+                          .layers = {Dense(16, "relu"), Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.01f),
+                          .rows = 60,
+                          .batch_size = 10,
+                          .shuffle = true,
+                          .weighted = true});
 }
 
 TEST(NoAllocation, ALearningRateScheduleAllocatesNothing) {

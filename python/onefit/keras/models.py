@@ -167,10 +167,8 @@ class Sequential:
         if self._compiled is None:
             raise RuntimeError("you must compile the model before training it: model.compile(optimizer, loss)")
         self._refuse_frozen_layers("fit")
-        for arg, value in (("class_weight", class_weight), ("sample_weight", sample_weight),
-                           ("validation_steps", validation_steps)):
-            if value is not None:
-                raise ValueError(f"fit: {arg} is not supported by onefit")
+        if validation_steps is not None:
+            raise ValueError("fit: validation_steps is not supported by onefit")
         if validation_freq != 1:
             raise ValueError("fit: onefit validates after every epoch (validation_freq=1)")
         dataset = isinstance(x, _data.Dataset)
@@ -189,6 +187,11 @@ class Sequential:
         level = _verbosity(verbose)
         options = _fit_options(batch_size, epochs, initial_epoch, level, validation_data, validation_split,
                                validation_batch_size, shuffle, steps_per_epoch, seed, device)
+        weights = _sample_weights(sample_weight, class_weight, None if dataset else y, "fit")
+        if weights is not None:
+            if dataset:
+                raise ValueError("fit: sample_weight and class_weight are for arrays; a Dataset carries no weights")
+            options.set_sample_weight(weights)
         params = {"verbose": level, "epochs": int(epochs),
                   "steps": _steps_per_epoch(x, options)}
         if options.initial_epoch >= options.epochs:  # Keras runs no epoch and returns an empty History
@@ -255,8 +258,6 @@ class Sequential:
                  callbacks=None, return_dict=False):
         if self._compiled is None:
             raise RuntimeError("you must compile the model before evaluating it")
-        if sample_weight is not None:
-            raise ValueError("evaluate: sample_weight is not supported by onefit")
         if callbacks:
             raise ValueError("evaluate: callbacks are not supported by onefit (it evaluates in one call)")
         if isinstance(x, _data.Dataset):
@@ -265,7 +266,9 @@ class Sequential:
             x, y, batch_size = _dataset_arrays(x, steps, "evaluate")
         elif steps is not None:
             raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
-        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), _float32(y, "y"), 32 if batch_size is None else int(batch_size))
+        y = _float32(y, "y")
+        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), y, 32 if batch_size is None else int(batch_size),
+                                                        _sample_weights(sample_weight, None, y, "evaluate"))
         return self._keras_result(logs, return_dict)
 
     def _keras_result(self, logs, return_dict):
@@ -385,12 +388,12 @@ def _fit_options(batch_size, epochs, initial_epoch=0, verbose=0, validation_data
     elif validation_data is not None:
         if not isinstance(validation_data, (tuple, list)) or len(validation_data) not in (2, 3):
             raise ValueError("validation_data must be (x_val, y_val), [x_val, y_val] or a Dataset")
-        if len(validation_data) == 3 and validation_data[2] is not None:
-            raise ValueError("validation_data: sample weights are not supported by onefit")
         if len(validation_data[0]) == 0:
             raise ValueError("validation_data has no rows; give some, or leave validation_data out")
         o.set_validation_data(_float32(validation_data[0], "validation x"),
                               _float32(validation_data[1], "validation y"))
+        if len(validation_data) == 3 and validation_data[2] is not None:  # (x_val, y_val, val_sample_weight)
+            o.set_validation_sample_weight(_sample_weights(validation_data[2], None, None, "validation_data"))
     elif validation_split:
         o.validation_split = float(validation_split)  # as Keras, validation_data overrides it
     if validation_batch_size is not None:
@@ -401,6 +404,30 @@ def _fit_options(batch_size, epochs, initial_epoch=0, verbose=0, validation_data
         o.seed = _whole(seed, "seed", 0, 2**64 - 1)
     o.device = ("cuda" if _onefit.cuda_available() else "cpu") if device == "auto" else device
     return o
+
+
+def _sample_weights(sample_weight, class_weight, y, what):
+    """Keras's sample_weight (one per row), or the weights class_weight gives each row's class (its
+    label, or the argmax of a one-hot row, rounded, as Keras's class_weight_to_sample_weights; a class
+    not in the dict weighs 1); None for neither. Both at once is Keras's error."""
+    import numpy as np
+
+    if sample_weight is not None and class_weight is not None:
+        raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    if class_weight is not None:
+        if not isinstance(class_weight, dict):
+            raise ValueError(f"{what}: class_weight must be a dict {{class index: weight}}, not {class_weight!r}")
+        labels = np.asarray(y)
+        if labels.ndim > 1:
+            labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else labels[..., 0]
+        labels = np.round(labels).astype(np.int64)
+        sample_weight = np.array([float(class_weight.get(int(c), 1.0)) for c in labels], dtype=np.float32)
+    if sample_weight is None:
+        return None
+    weights = _float32(sample_weight, "sample_weight")
+    if weights.ndim == 2 and weights.shape[1] == 1:
+        weights = weights[:, 0]
+    return np.ascontiguousarray(weights)
 
 
 def _whole(value, what, least, most=2**63 - 1):

@@ -123,9 +123,12 @@ public:
         for (size_t i = 0; i < ops_.size(); ++i) forward_op(i, x, 0, rows, training);
     }
 
-    // Loss value (summed over rows) and all parameter gradients for one batch, no update.
-    double loss_and_gradients(const T* x, const T* y, int64_t rows) {
+    // Loss value (summed over rows) and all parameter gradients for one batch, no update. With
+    // sample weights (one per row), each row's loss and gradient are weighted by its own, still
+    // divided by the batch's rows (Keras's sum_over_batch_size with sample_weight).
+    double loss_and_gradients(const T* x, const T* y, int64_t rows, const T* weights = nullptr) {
         const size_t n = ops_.size(), tail = rows >= kSplitMinRows ? tail_ : n;
+        weights_ = weights;
         for (size_t i = 0; i < tail; ++i) forward_op(i, x, 0, rows, true, /*defer_activation=*/i + 1 == tail && tail < n);
         const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss<true>(y, 0, rows, T(1) / T(rows));
         for (size_t i = tail; i-- > 0;) {
@@ -139,8 +142,8 @@ public:
     // The first op of the tail that loss_and_gradients runs in two halves (the op count: none).
     size_t tail_begin() const { return tail_; }
 
-    void train_step(const T* x, const T* y, int64_t rows, LogSums& sums) {
-        sums.loss += loss_and_gradients(x, y, rows);
+    void train_step(const T* x, const T* y, int64_t rows, LogSums& sums, const T* weights = nullptr) {
+        sums.loss += loss_and_gradients(x, y, rows, weights);
         add_metrics(y, rows, sums);
         ++step_;
         if (nn::clips_gradients(program_.optimizer))
@@ -162,8 +165,9 @@ public:
         });
     }
 
-    void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums) {
+    void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums, const T* weights = nullptr) {
         forward(x, rows, false);
+        weights_ = weights;
         sums.loss += output_loss<false>(y, 0, rows, T(1)) + static_cast<double>(rows) * weight_penalty(false);
         add_metrics(y, rows, sums);
     }
@@ -291,8 +295,18 @@ private:
         const int64_t width = program_.output_width;
         const T* loss_in = (program_.loss_takes_logits ? z_[last].data() : output()) + r0 * width;
         T* grad = kGrad ? da_[last].data() + r0 * width : nullptr;
-        return nn::loss_forward_backward<kGrad>(program_.loss, program_.loss_takes_logits, loss_in, y + r0 * y_width_,
-                                                rows, width, y_width_, grad, scale);
+        if (!weights_)
+            return nn::loss_forward_backward<kGrad>(program_.loss, program_.loss_takes_logits, loss_in, y + r0 * y_width_,
+                                                    rows, width, y_width_, grad, scale);
+        double total = 0;  // row by row, each scaled by its weight
+        for (int64_t r = 0; r < rows; ++r) {
+            const T w = weights_[r0 + r];
+            total += static_cast<double>(w) *
+                     nn::loss_forward_backward<kGrad>(program_.loss, program_.loss_takes_logits, loss_in + r * width,
+                                                      y + (r0 + r) * y_width_, 1, width, y_width_,
+                                                      kGrad ? grad + r * width : nullptr, scale * w);
+        }
+        return total;
     }
 
     // dL/d(output) -> dL/dz in place in da, for rows [r0, r0 + rows). The output op's softmax or
@@ -423,6 +437,7 @@ private:
         Regularizer regularizer;
     };
     std::vector<Regularized> regularized_;  // the arrays with a penalty (weight_penalty)
+    const T* weights_ = nullptr;            // this batch's sample weights (none: every row 1)
     int64_t step_;
     uint64_t dropout_seed_;
     size_t tail_ = 0;           // the first op of the tail (ops_.size(): no tail)

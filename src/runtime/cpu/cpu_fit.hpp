@@ -37,6 +37,7 @@ public:
           executor_(program, max_rows_, metrics, data_.y_width, plan.seed ^ 0x44524f50ull) {
         batch_x_.resize(static_cast<size_t>(max_rows_ * data_.x_width));
         batch_y_.resize(static_cast<size_t>(max_rows_ * data_.y_width));
+        if (data_.w.size()) batch_w_.resize(static_cast<size_t>(max_rows_));
         // Logs for the epochs asked, up to kReservedEpochLogs; a longer fit grows them between
         // epochs, so `epochs=10**8` with EarlyStopping holds only the epochs it runs.
         logs_.resize(static_cast<size_t>(std::min(plan.epochs, kReservedEpochLogs)));
@@ -70,12 +71,14 @@ public:
             const ScheduledBatch b = schedule_.next_batch();
             const T* x = data_.x.data() + b.first_row * xw;  // unshuffled: a slice of the packed data
             const T* y = data_.y.data() + b.first_row * yw;
+            const T* w = data_.w.size() ? data_.w.data() + b.first_row : nullptr;
             if (b.rows) {  // shuffled: gather the batch's rows
                 gather(b.rows, b.count);
                 x = batch_x_.data();
                 y = batch_y_.data();
+                if (w) w = batch_w_.data();
             }
-            executor_.train_step(x, y, b.count, sums);
+            executor_.train_step(x, y, b.count, sums, w);
         }
     }
 
@@ -86,7 +89,7 @@ public:
         int64_t row = 0;
         for (int64_t rows : data_.val_batches) {
             executor_.evaluate_batch(data_.val_x.data() + row * data_.x_width, data_.val_y.data() + row * data_.y_width,
-                                     rows, sums);
+                                     rows, sums, data_.val_w.size() ? data_.val_w.data() + row : nullptr);
             row += rows;
         }
         if (profiling_)
@@ -112,6 +115,7 @@ private:
                 if (r + 2 < last) prefetch_row(data_.x.data() + rows[r + 2] * xw, xw);
                 std::memcpy(batch_x_.data() + r * xw, data_.x.data() + rows[r] * xw, sizeof(T) * xw);
                 std::memcpy(batch_y_.data() + r * yw, data_.y.data() + rows[r] * yw, sizeof(T) * yw);
+                if (!batch_w_.empty()) batch_w_[static_cast<size_t>(r)] = data_.w.data()[rows[r]];
             }
         };
         ThreadPool& pool = ThreadPool::instance();
@@ -131,7 +135,7 @@ private:
     int64_t max_rows_;
     PackedData<T> data_;
     CpuExecutor<T> executor_;
-    std::vector<T> batch_x_, batch_y_;
+    std::vector<T> batch_x_, batch_y_, batch_w_;
     int64_t epoch_ = 0, epoch_steps_ = 0;
     std::vector<EpochLog> logs_;
 };

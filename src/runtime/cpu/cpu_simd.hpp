@@ -18,9 +18,11 @@ namespace onefit::cpu {
 std::unique_ptr<DeviceProgram> make_cpu_fit(TrainingProgram& program, const FitPlan& plan,
                                             const std::vector<nn::Metric>& metrics);
 
-// Sums of the loss and metrics over rows of x (x_width floats each) and y (y_width), in batches.
+// Sums of the loss and metrics over rows of x (x_width floats each) and y (y_width), in batches;
+// with sample_weight (one per row), each row's loss weighted by it (Keras's; metrics unweighted).
 LogSums evaluate_rows(const TrainingProgram& program, const float* x, int64_t x_width, const float* y,
-                      int64_t y_width, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics);
+                      int64_t y_width, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics,
+                      const float* sample_weight = nullptr);
 
 // The model's outputs for rows of x, in batches: out holds rows x program.output_width floats.
 void predict_rows(const TrainingProgram& program, const float* x, int64_t x_width, int64_t rows, int64_t batch_size,

@@ -34,12 +34,13 @@ std::unique_ptr<DeviceProgram> make_fit(TrainingProgram& program, const FitPlan&
 }
 
 LogSums evaluate(const TrainingProgram& program, const float* x, int64_t x_width, const float* y, int64_t y_width,
-                 int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics) {
+                 const float* sample_weight, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics) {
     cpu::CpuExecutor<float> executor(program, std::min(batch_size, rows), metrics, y_width, 0);
     LogSums sums;
     for (int64_t done = 0; done < rows; done += batch_size) {
         const int64_t n = std::min(batch_size, rows - done);
-        executor.evaluate_batch(x + done * x_width, y + done * y_width, n, sums);
+        executor.evaluate_batch(x + done * x_width, y + done * y_width, n, sums,
+                                sample_weight ? sample_weight + done : nullptr);
     }
     return sums;
 }
@@ -76,8 +77,8 @@ namespace {
 // part: its shared library measures its timer when it loads (~4 ms in every process) and
 // would be one more library for every program that links onefit.
 using MakeFit = std::unique_ptr<DeviceProgram> (*)(TrainingProgram&, const FitPlan&, const std::vector<nn::Metric>&);
-using Evaluate = LogSums (*)(const TrainingProgram&, const float*, int64_t, const float*, int64_t, int64_t, int64_t,
-                             const std::vector<nn::Metric>&);
+using Evaluate = LogSums (*)(const TrainingProgram&, const float*, int64_t, const float*, int64_t, const float*, int64_t,
+                             int64_t, const std::vector<nn::Metric>&);
 using Predict = void (*)(const TrainingProgram&, const float*, int64_t, int64_t, int64_t, float*);
 using StackLanes = int64_t (*)();
 using CanStack = bool (*)(const TrainingProgram&, const FitPlan&);
@@ -166,8 +167,9 @@ std::unique_ptr<DeviceProgram> make_cpu_fit(TrainingProgram& program, const FitP
 }
 
 LogSums evaluate_rows(const TrainingProgram& program, const float* x, int64_t x_width, const float* y,
-                      int64_t y_width, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics) {
-    return current().evaluate(program, x, x_width, y, y_width, rows, batch_size, metrics);
+                      int64_t y_width, int64_t rows, int64_t batch_size, const std::vector<nn::Metric>& metrics,
+                      const float* sample_weight) {
+    return current().evaluate(program, x, x_width, y, y_width, sample_weight, rows, batch_size, metrics);
 }
 
 void predict_rows(const TrainingProgram& program, const float* x, int64_t x_width, int64_t rows, int64_t batch_size,

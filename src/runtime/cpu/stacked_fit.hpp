@@ -46,6 +46,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Whether members of this program fitted on this plan can share lanes.
 inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
     if (plan.dataset || plan.val_dataset) return false;
+    if (plan.sample_weight || plan.val_sample_weight) return false;  // (the lanes' losses are unweighted)
     if (nn::clips_gradients(program.optimizer)) return false;  // (clipping needs each member's norms: fits alone)
     if (program.optimizer.learning_rate_schedule.kind != ScheduleKind::constant) return false;  // (lanes' rates are constants)
     if (program.loss.label_smoothing != 0.0f) return false;  // (the lanes' losses take labels as given)

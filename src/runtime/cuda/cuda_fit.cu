@@ -369,8 +369,14 @@ std::string describe() {
            std::to_string(prop.totalGlobalMem >> 30) + " GiB)";
 }
 
+static void check_unweighted(const FitPlan& plan) {
+    if (plan.sample_weight || plan.val_sample_weight)
+        throw Error("device 'cuda' does not weight samples (sample_weight, class_weight) yet; use --device cpu");
+}
+
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics) {
+    check_unweighted(plan);
     return std::make_unique<CudaFit>(program, plan, metrics);
 }
 
@@ -382,6 +388,7 @@ std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>& membe
     fits.push_back(std::make_unique<CudaFit>(*members.front(), plans.front(), metrics));
     if (!fits.front()->tiny()) return {};
     for (size_t k = 1; k < members.size(); ++k) {
+        check_unweighted(plans[k]);
         fits.push_back(std::make_unique<CudaFit>(*members[k], plans[k], metrics));
         const CudaFit& f = *fits.back();
         if (!f.tiny() || f.shared_bytes() != fits.front()->shared_bytes() ||
