@@ -17,6 +17,8 @@
 
 namespace onefit {
 
+class Node;  // a symbolic tensor of the Functional API (onefit/functional.hpp)
+
 // Keras's activation names. leaky_relu uses Keras's default negative slope 0.2,
 // elu alpha 1.0, gelu the exact erf form (approximate=False), swish x*sigmoid(x).
 enum class Activation { linear, relu, leaky_relu, elu, sigmoid, tanh, softmax, gelu, swish };
@@ -45,9 +47,15 @@ std::string regularizer_text(const Regularizer& regularizer);
 struct Layer {
     enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                       BatchNormalization, Activation, ReLU, LeakyReLU, Softmax, LayerNormalization, Embedding, Conv1D,
-                      MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D };
+                      MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D,
+                      Add, Subtract, Multiply, Average, Concatenate };
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
+    // A Functional model's edges: the layers whose outputs this one takes, as indices into the
+    // model's layer list (earlier layers; -1 is the model's input). Empty: the previous layer's
+    // output (the first layer's: the model's input), as in a Sequential model. Merge layers (Add,
+    // Concatenate, ...) take two or more.
+    std::vector<int32_t> inputs;
     // Dense
     int64_t units = 0;
     Activation activation = Activation::linear;
@@ -79,7 +87,7 @@ struct Layer {
     float max_value = std::numeric_limits<float>::infinity();
     float negative_slope = 0.0f;
     float threshold = 0.0f;
-    // Softmax and LayerNormalization: the axis (the last: -1, or its index).
+    // Softmax, LayerNormalization and Concatenate: the axis (the last: -1, or its index).
     int64_t axis = -1;
     // Embedding: the vocabulary's size, each index's vector length, their initializer.
     int64_t input_dim = 0, output_dim = 0;
@@ -88,6 +96,10 @@ struct Layer {
     // Conv1D and the 1-D poolings over (steps, channels): Keras's kernel_size, strides, pool_size
     // (a pooling layer's strides default to its pool_size).
     int64_t kernel_size_1d = 1, strides_1d = 1, pool_size_1d = 2;
+
+    // The Functional API (onefit/functional.hpp): this layer's output on tensors, as Keras's layer(x).
+    Node operator()(const Node& input) const;
+    Node operator()(const std::vector<Node>& inputs) const;
 };
 
 // Keras's class name of a kind: "Dense", "Conv2D", "MaxPooling2D", ...
@@ -146,10 +158,21 @@ public:
 // defaults (None is the default too); an int where Keras takes a pair means a square. Throws
 // LayerArgumentError naming the kind and the argument: "Dense: units is required",
 // "Conv2D: unknown argument 'filter' (Conv2D takes ...)".
-Layer make_layer(const std::string& type, const LayerArguments& arguments, const std::string& name = "");
+Layer make_layer(const std::string& type, const LayerArguments& arguments = {}, const std::string& name = "");
 // Every argument of the layer's kind with its value (pairs and shapes as integer lists).
 // (A None-valued float argument, ReLU's max_value, comes back as None.)
 LayerArguments layer_arguments(const Layer& layer);
 std::string layer_type(Layer::Kind kind);  // "dense"
+
+// Each layer's name: the one given, else Keras's default (dense, dense_1, ...; a default skips the
+// names given to other layers).
+std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);
+
+// A Functional layer's inputs as config files name them: earlier layers' names (`names`: every
+// layer's, Keras's defaults included), "input" for the model's input. Throws Error naming the
+// one that is no earlier layer's name.
+std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inputs,
+                                             const std::vector<std::string>& names, size_t layer);
+std::vector<std::string> layer_input_names(const Layer& layer, const std::vector<std::string>& names);
 
 }  // namespace onefit

@@ -4,6 +4,7 @@
 #include "onefit/dataset.hpp"
 #include "onefit/device.hpp"
 #include "onefit/error.hpp"
+#include "onefit/functional.hpp"
 #include "onefit/io.hpp"
 #include "onefit/layers.hpp"
 #include "onefit/losses.hpp"

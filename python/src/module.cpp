@@ -109,6 +109,7 @@ nb::dict layer_info(const onefit::Layer& l) {
     d["type"] = onefit::layer_type(l.kind);
     d["name"] = l.name;
     d["arguments"] = arguments_dict(l);
+    d["inputs"] = l.inputs;  // a Functional layer's (empty: the previous layer's output)
     return d;
 }
 
@@ -369,9 +370,13 @@ NB_MODULE(_onefit, m) {
             new (s) onefit::Sequential(std::move(input_shape), seed);
         }, "input_shape"_a, "seed"_a)
         // Any layer kind by its declaration: its word ("dense"), Keras's argument names and values.
-        .def("add_layer", [](onefit::Sequential& s, const std::string& type, nb::dict arguments,
-                             const std::string& name) { s.add(onefit::make_layer(type, layer_arguments(arguments), name)); },
-             "type"_a, "arguments"_a, "name"_a)
+        // inputs: a Functional layer's (onefit::Layer::inputs), empty for the previous layer's output.
+        .def("add_layer", [](onefit::Sequential& s, const std::string& type, nb::dict arguments, const std::string& name,
+                             std::vector<int32_t> inputs) {
+            onefit::Layer layer = onefit::make_layer(type, layer_arguments(arguments), name);
+            layer.inputs = std::move(inputs);
+            s.add(std::move(layer));
+        }, "type"_a, "arguments"_a, "name"_a, "inputs"_a = std::vector<int32_t>{})
         .def("compile", [](onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
                            std::vector<std::string> metrics) {
             s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});

@@ -98,12 +98,26 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
         keras.from_keras(object())
 
 
-def test_from_keras_of_a_functional_model_names_the_real_limit():
+def test_from_keras_of_a_functional_model_names_the_real_limits():
+    # A chain built with the Functional API converts (a Model); a shared layer, two inputs and a
+    # subclassed model are refused by name.
     inputs = real_keras.Input((4,))
     outputs = real_keras.layers.Dense(3, name="out")(real_keras.layers.Dense(8, name="hidden")(inputs))
-    functional = real_keras.Model(inputs, outputs, name="graph")
-    with pytest.raises(TypeError, match="'graph' is a Keras Functional model; onefit builds Sequential models only"):
-        keras.from_keras(functional)
+    assert isinstance(keras.from_keras(real_keras.Model(inputs, outputs, name="graph")), keras.Model)
+    shared = real_keras.layers.Dense(4, name="shared")
+    twice = real_keras.Model(inputs, shared(shared(inputs)))
+    with pytest.raises(ValueError, match="layer 'shared' is called 2 times"):
+        keras.from_keras(twice)
+    a, b = real_keras.Input((4,)), real_keras.Input((4,))
+    with pytest.raises(ValueError, match="has 2 inputs and 1 outputs"):
+        keras.from_keras(real_keras.Model([a, b], real_keras.layers.Add()([a, b])))
+
+    class Subclassed(real_keras.Model):
+        def call(self, x):
+            return x
+
+    with pytest.raises(TypeError, match="not subclassed ones"):
+        keras.from_keras(Subclassed())
 
 
 def test_train_test_and_predict_on_batch_match_keras(iris_like):

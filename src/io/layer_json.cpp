@@ -18,8 +18,9 @@ double shortest(float v) {
     return std::strtod(std::string(text, end).c_str(), nullptr);
 }
 
-ordered_json layer_json(const Layer& layer, const std::string& name) {
-    ordered_json j = {{"type", nn::layer_kind(layer.kind).type}, {"name", name}};
+ordered_json layer_json(const Layer& layer, const std::vector<std::string>& names, size_t i) {
+    ordered_json j = {{"type", nn::layer_kind(layer.kind).type}, {"name", names[i]}};
+    if (!layer.inputs.empty()) j["inputs"] = layer_input_names(layer, names);
     for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes()) {
         ordered_json& v = j[a.name];
         std::visit(Overloaded{[&](float Layer::*f) {
@@ -86,6 +87,19 @@ Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
         throw f.error(key, what);
     }
     return layer;
+}
+
+void read_layer_inputs(const JsonFile& f, const json& spec, const std::string& key, const std::vector<std::string>& names,
+                       size_t i, Layer& layer) {
+    if (!spec.contains("inputs")) return;  // (a chain's link)
+    const json& inputs = spec["inputs"];
+    std::vector<std::string> given;
+    if (!inputs.is_array() || inputs.empty()) throw f.error(key + ".inputs", "must be a non-empty array of layer names");
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        if (!inputs[k].is_string()) throw f.error(key + ".inputs[" + std::to_string(k) + "]", "must be a layer's name");
+        given.push_back(inputs[k].get<std::string>());
+    }
+    layer.inputs = f.named(key + ".inputs", [&] { return layer_inputs_from_names(given, names, i); });
 }
 
 }  // namespace onefit::io

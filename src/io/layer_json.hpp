@@ -10,8 +10,12 @@
 
 namespace onefit::io {
 
-nlohmann::ordered_json layer_json(const Layer& layer, const std::string& name);
+// Layer i of a model whose layers have these names (its "inputs", a Functional layer's, by name).
+nlohmann::ordered_json layer_json(const Layer& layer, const std::vector<std::string>& names, size_t i);
 Layer read_layer(const JsonFile& f, const nlohmann::json& spec, const std::string& key);
+// Its "inputs" (absent: the previous layer) into layer.inputs, once every layer's name is known.
+void read_layer_inputs(const JsonFile& f, const nlohmann::json& spec, const std::string& key,
+                       const std::vector<std::string>& names, size_t i, Layer& layer);
 
 // A float as the shortest decimal that reads back as the same float (0.1f -> 0.1, not
 // 0.10000000149011612), so config.json stays readable and loads bit-exact.

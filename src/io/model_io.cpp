@@ -104,7 +104,7 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     if (!model.class_names.empty()) config["class_names"] = model.class_names;
     const std::vector<std::string> names = default_layer_names(model.layers());
     config["layers"] = ordered_json::array();
-    for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(io::layer_json(model.layers()[i], names[i]));
+    for (size_t i = 0; i < model.layers().size(); ++i) config["layers"].push_back(io::layer_json(model.layers()[i], names, i));
     if (program) {
         config["loss"] = {{"name", loss_name(program->loss.kind)},
                           {"from_logits", program->loss.from_logits},
@@ -422,8 +422,13 @@ Sequential load_model(const std::string& dir) {
     }
     const json& layers = f.get(c, "layers", "layers");
     if (!layers.is_array() || layers.empty()) throw f.error("layers", "must be a non-empty array");
-    for (size_t i = 0; i < layers.size(); ++i)
-        model.add(io::read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
+    std::vector<Layer> read;
+    for (size_t i = 0; i < layers.size(); ++i) read.push_back(io::read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
+    const std::vector<std::string> layer_names = default_layer_names(read);
+    for (size_t i = 0; i < layers.size(); ++i) {
+        io::read_layer_inputs(f, layers[i], "layers[" + std::to_string(i) + "]", layer_names, i, read[i]);
+        model.add(std::move(read[i]));
+    }
 
     // Weights: by name, each checked against the layer that needs it.
     const std::string weights_path = join(dir, kWeightsFile);

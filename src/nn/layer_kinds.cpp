@@ -138,6 +138,7 @@ constexpr LayerKindInfo info_of() {
     LayerKindInfo info{Op::type, Op::keras_class, Op::type, Op::spec, Op::attributes, Op::check};
     if constexpr (requires { Op::defaults; }) info.defaults = Op::defaults;
     if constexpr (requires { Op::check_input; }) info.check_input = Op::check_input;
+    if constexpr (requires { Op::merge_spec; }) info.merge_spec = Op::merge_spec;
     return info;
 }
 
@@ -229,25 +230,54 @@ Window2D window_1d(const Shape& input, int64_t size, int64_t stride, Padding pad
     }
 }
 
+std::vector<int32_t> layer_sources(const std::vector<Layer>& layers, size_t i) {
+    if (!layers[i].inputs.empty()) return layers[i].inputs;
+    return {static_cast<int32_t>(i) - 1};
+}
+
+bool is_graph(const std::vector<Layer>& layers) {
+    for (size_t i = 0; i < layers.size(); ++i)
+        if (layer_sources(layers, i) != std::vector<int32_t>{static_cast<int32_t>(i) - 1}) return true;
+    return false;
+}
+
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,
                                    const std::vector<std::string>& names) {
     std::vector<LayerSpec> specs;
-    Shape shape = input;
     for (size_t i = 0; i < names.size(); ++i)
         for (size_t j = 0; j < i; ++j)
             if (names[i] == names[j])  // (saved weights are found by layer name)
                 throw Error("layer names must be unique, as Keras requires: '" + names[i] + "' names layers " +
                             std::to_string(j) + " and " + std::to_string(i));
+    std::vector<bool> used(layers.size(), false);
     for (size_t i = 0; i < layers.size(); ++i) {
+        const LayerKindInfo& kind = layer_kind(layers[i].kind);
         try {
-            layer_kind(layers[i].kind).check(layers[i]);  // a Layer built by hand, not by its constructor
-            specs.push_back(layer_kind(layers[i].kind).spec(layers[i], shape));
-            specs.back().input = shape;
+            std::vector<Shape> shapes;
+            for (const int32_t source : layer_sources(layers, i)) {
+                if (source < -1 || source >= static_cast<int32_t>(i))
+                    throw Error("its input " + std::to_string(source) +
+                                " is not an earlier layer's index (or -1, the model's input)");
+                shapes.push_back(source < 0 ? input : specs[static_cast<size_t>(source)].output);
+                if (source >= 0) used[static_cast<size_t>(source)] = true;
+            }
+            if (!kind.merge_spec && shapes.size() != 1)
+                throw Error("takes one input, got " + std::to_string(shapes.size()) + " (merge them first, e.g. Concatenate)");
+            if (kind.merge_spec && (shapes.size() < 2 || shapes.size() > kMaxLayerInputs))
+                throw Error("merges 2 to " + std::to_string(kMaxLayerInputs) + " inputs, got " +
+                            std::to_string(shapes.size()));
+            kind.check(layers[i]);  // a Layer built by hand, not by its constructor
+            specs.push_back(kind.merge_spec ? kind.merge_spec(layers[i], shapes) : kind.spec(layers[i], shapes[0]));
+            specs.back().input = shapes[0];
+            specs.back().inputs = std::move(shapes);
         } catch (const Error& e) {
-            throw Error("layer '" + names[i] + "' (" + layer_kind(layers[i].kind).keras_class + "): " + e.what());
+            throw Error("layer '" + names[i] + "' (" + kind.keras_class + "): " + e.what());
         }
-        shape = specs.back().output;
     }
+    for (size_t i = 0; i + 1 < layers.size(); ++i)
+        if (!used[i])
+            throw Error("layer '" + names[i] + "' (" + layer_kind(layers[i].kind).keras_class +
+                        "): its output is used by no later layer; a model has one output, its last layer's");
     return specs;
 }
 
@@ -278,5 +308,29 @@ std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
 namespace onefit {
 
 std::string layer_class_name(Layer::Kind kind) { return nn::layer_kind(kind).keras_class; }
+
+std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) { return nn::default_layer_names(layers); }
+
+std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inputs,
+                                             const std::vector<std::string>& names, size_t layer) {
+    std::vector<int32_t> indices;
+    for (const std::string& input : inputs) {
+        const auto it = std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(layer), input);
+        if (it != names.begin() + static_cast<std::ptrdiff_t>(layer)) {
+            indices.push_back(static_cast<int32_t>(it - names.begin()));
+        } else if (input == "input") {
+            indices.push_back(-1);
+        } else {
+            throw Error("input '" + input + "' is no earlier layer's name (nor \"input\", the model's input)");
+        }
+    }
+    return indices;
+}
+
+std::vector<std::string> layer_input_names(const Layer& layer, const std::vector<std::string>& names) {
+    std::vector<std::string> out;
+    for (const int32_t i : layer.inputs) out.push_back(i < 0 ? "input" : names.at(static_cast<size_t>(i)));
+    return out;
+}
 
 }  // namespace onefit

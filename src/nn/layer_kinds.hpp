@@ -42,7 +42,8 @@ struct LayerSpec {
     std::vector<ParamSpec> params;  // trainable arrays first, then state, in get_weights's order
     int64_t macs_per_sample = 0;    // multiply-adds of one forward pass of one sample
     Window2D window{};              // Conv2D and the pooling layers: where their window slides
-    Shape input{};                  // what it was made for (layer_specs sets it)
+    Shape input{};                  // what it was made for (layer_specs sets it): its first input
+    std::vector<Shape> inputs{};    // every input's shape (a merge layer's several)
     // What its op needs besides its input and output: values (and int32 indices) kept per sample
     // from forward to backward, and values for the whole batch.
     int64_t scratch_per_sample = 0, indices_per_sample = 0, op_scratch = 0;
@@ -82,6 +83,9 @@ struct LayerKindInfo {
     // width values; throws Error naming the row and column).
     void (*defaults)(Layer& layer) = nullptr;
     void (*check_input)(const Layer& layer, const float* x, int64_t rows, int64_t width) = nullptr;
+    // A merge kind's (Add, Concatenate: two or more inputs) spec from all its inputs' shapes; null
+    // for the kinds that take one input.
+    LayerSpec (*merge_spec)(const Layer& layer, const std::vector<Shape>& inputs) = nullptr;
 };
 
 const LayerKindInfo& layer_kind(Layer::Kind kind);
@@ -99,7 +103,17 @@ Window2D window_2d(const Shape& input, std::array<int64_t, 2> size, std::array<i
 // A 1-D layer's (Conv1D, MaxPooling1D) window over (steps, channels): a 2-D window of height 1.
 Window2D window_1d(const Shape& input, int64_t size, int64_t stride, Padding padding);
 
-// Every layer's spec, from the model's input shape on; errors name the layer.
+// The most inputs a merge layer takes.
+inline constexpr int kMaxLayerInputs = 32;
+
+// The layers whose outputs layer i takes: Layer::inputs, or the previous layer (the model's input, -1,
+// for the first).
+std::vector<int32_t> layer_sources(const std::vector<Layer>& layers, size_t i);
+// Whether any layer takes another input than the previous layer's output (a Functional graph).
+bool is_graph(const std::vector<Layer>& layers);
+
+// Every layer's spec, from the model's input shape on, following each layer's inputs; checks the
+// graph (inputs are earlier layers, every output but the last is used). Errors name the layer.
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,
                                    const std::vector<std::string>& names);
 

@@ -90,20 +90,20 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
 
     const std::vector<std::string> names = default_layer_names(layers);
     const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape, layers, names);
-    Shape shape = input_shape;
     int64_t offset = 0, state = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         const Layer& layer = layers[i];
         ProgramOp op;
         // A Conv1D is a Conv2D of height 1 (its window says so): every device runs it as one.
         op.kind = layer.kind == Layer::Kind::Conv1D ? Layer::Kind::Conv2D : layer.kind;
+        op.inputs = nn::layer_sources(layers, i);
         if (i > 0 && nn::layer_kind(layer.kind).check_input)
             throw Error("layer '" + names[i] + "' (" + layer_class_name(layer.kind) +
                         ") must be the model's first layer: it reads the model's input (integer indices) itself");
         op.layer_name = names[i];
         op.layer = layer;
         op.spec = specs[i];
-        op.in_width = shape_elements(shape);
+        op.in_width = shape_elements(specs[i].input);
         op.out_width = shape_elements(specs[i].output);
         op.params_offset = offset;
         op.state_offset = state;
@@ -120,7 +120,7 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
                 d.activation = layer.activation;
                 d.use_bias = layer.use_bias;
                 d.use_blas = d.in * d.out >= kBlasMinWeights;
-                d.out_major = d.in > d.out && !(i == 0 && d.use_blas);
+                d.out_major = d.in > d.out && !(op.inputs[0] < 0 && d.use_blas);
                 d.weight = op.params[0].offset;
                 d.bias = layer.use_bias ? op.params[1].offset : offset;
                 break;
@@ -147,9 +147,9 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
             default:
                 break;
         }
-        shape = specs[i].output;
         program.ops.push_back(op);
     }
+    program.graph = nn::is_graph(layers);
     program.output_width = program.ops.back().out_width;
     if (specs.back().output.size() != 1)
         throw Error("Sequential: the last layer's output must be flat (the predictions' features), but '" +

@@ -57,6 +57,9 @@ struct ProgramOp {
     std::string layer_name;
     Layer layer;         // as the user built it (an op reads its fields)
     nn::LayerSpec spec;  // its kind's declaration of it (shapes, parameters, scratch)
+    // The ops whose outputs it takes (-1: the model's input; earlier ops only), one per
+    // spec.inputs entry: the previous op in a chain, two or more for a merge.
+    std::vector<int32_t> inputs;
     // Per sample (spec.input and spec.output's elements): a batch is rows of in_width (out_width) floats.
     int64_t in_width = 0, out_width = 0;
     std::vector<ParamRef> params;   // trainable arrays, then state, in get_weights's order
@@ -84,6 +87,9 @@ public:
     // The last Dense's softmax (sigmoid) and a crossentropy (binary crossentropy) are fused: the
     // loss takes the logits, as Keras 2 does, so its gradient is p - y with no Jacobian pass.
     bool loss_takes_logits = false;
+    // Whether some op takes another input than the previous op's output (a Functional model). The
+    // CPU device runs any graph; the devices and paths that run chains only refuse one by name.
+    bool graph = false;
 
     // State that persists across fits: parameters (program layout), optimizer slots, step count.
     std::vector<float> params;
@@ -123,7 +129,5 @@ enum class ParamOrder { program, keras, legacy_program };
 // dst = src reordered; both hold param_count() floats and must not overlap.
 void reorder_params(const TrainingProgram& program, ParamOrder from, const float* src, ParamOrder to, float* dst);
 
-// Keras-style default layer names: dense, dense_1, dropout, ...
-using nn::default_layer_names;
 
 }  // namespace onefit

@@ -109,15 +109,18 @@ Shape Sequential::output_shape() const {
 std::string Sequential::summary() const {
     const std::vector<std::string> names = default_layer_names(layers_);
     const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape_, layers_, names);
-    const std::string rule(65, '_'), double_rule(65, '=');
+    // A Functional model's table has Keras's "Connected to" column: each layer's inputs.
+    const bool graph = nn::is_graph(layers_);
+    const std::string rule(graph ? 90 : 65, '_'), double_rule(graph ? 90 : 65, '=');
     std::ostringstream s;
-    auto row = [&](const std::string& a, const std::string& b, const std::string& c) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, " %-28s %-25s %s", a.c_str(), b.c_str(), c.c_str());
+    auto row = [&](const std::string& a, const std::string& b, const std::string& c, const std::string& d) {
+        char buf[240];
+        std::snprintf(buf, sizeof buf, graph ? " %-28s %-25s %-10s %s" : " %-28s %-25s %s", a.c_str(), b.c_str(),
+                      c.c_str(), d.c_str());
         s << buf << "\n";
     };
-    s << "Model: \"sequential\"\n" << rule << "\n";
-    row("Layer (type)", "Output Shape", "Param #");
+    s << "Model: \"" << (graph ? "functional" : "sequential") << "\"\n" << rule << "\n";
+    row("Layer (type)", "Output Shape", "Param #", "Connected to");
     s << double_rule << "\n";
     int64_t total = 0, trainable = 0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -129,7 +132,11 @@ std::string Sequential::summary() const {
         total += params;
         std::string shape = "(None";
         for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
-        row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params));
+        std::string connected;
+        for (const int32_t source : nn::layer_sources(layers_, i))
+            connected += (connected.empty() ? "" : ", ") + (source < 0 ? std::string("input") : names[size_t(source)]);
+        row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params),
+            connected);
         if (i + 1 < layers_.size()) s << "\n";
     }
     s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << trainable

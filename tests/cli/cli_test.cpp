@@ -187,6 +187,22 @@ TEST(CliFit, LayersFlagBuildsTheModel) {
     EXPECT_GE(final_value(r.out, "val_mae"), 0.0) << r.out;
 }
 
+TEST(CliFit, AConfigsLayersMayNameTheirInputs) {
+    // A Functional graph in the config file: a residual Add and a Concatenate with the input, saved
+    // with its inputs; an unknown input name is one line naming the key.
+    const std::string config = write_file("graph.json", R"({"model": {"layers": [
+        {"units": 8, "activation": "relu"}, {"units": 8, "name": "branch"},
+        {"type": "add", "inputs": ["dense", "branch"]}, {"type": "concatenate", "inputs": ["add", "input"]},
+        {"units": 3, "activation": "softmax"}]}, "fit": {"epochs": 5, "verbose": 0}})");
+    const std::string saved = testing::TempDir() + "/cli_graph_model";
+    const CliResult r = run_cli({"fit", config, "--save", saved});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(read_file(saved + "/config.json").find(R"("inputs": [)"), std::string::npos);
+    const std::string bad = write_file("bad_graph.json", R"({"model": {"layers": [
+        {"units": 8}, {"type": "add", "inputs": ["dense", "nowhere"]}, {"units": 3}]}})");
+    expect_one_line_error(run_cli({"fit", bad}), "model.layers[1].inputs");
+}
+
 TEST(CliHelp, HelpAndVersionExitZero) {
     const CliResult help = run_cli({"--help"});
     EXPECT_EQ(help.exit_code, 0);

@@ -52,7 +52,12 @@ std::vector<Layer> one_of_each_kind() {
             make_layer("average_pooling1d", {{"padding", std::string("same")}}),
             make_layer("global_average_pooling1d", {}),
             make_layer("global_max_pooling1d", {}),
-            make_layer("global_max_pooling2d", {})};
+            make_layer("global_max_pooling2d", {}),
+            make_layer("add"),
+            make_layer("subtract"),
+            make_layer("multiply"),
+            make_layer("average"),
+            make_layer("concatenate", {{"axis", int64_t{3}}})};
 }
 
 TEST(LayerArguments, EveryKindComesBackFromItsArgumentsAsItWasMade) {

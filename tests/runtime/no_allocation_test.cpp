@@ -323,6 +323,26 @@ TEST(NoAllocation, LayersMadeFromTheirDeclarationsAllocateNothing) {
                           .shuffle = true});
 }
 
+// A Functional graph: an output read by several ops (its gradient summed), a residual Add, a
+// Concatenate with the model's input, Multiply, and a BLAS-sized product.
+Layer with_inputs(Layer layer, std::vector<int32_t> inputs) {
+    layer.inputs = std::move(inputs);
+    return layer;
+}
+
+TEST(NoAllocation, FunctionalGraphsAllocateNothing) {
+    expect_no_allocation({.input = {16},
+                          .layers = {Dense(64, "relu"), Dense(64, "tanh"), with_inputs(make_layer("add"), {0, 1}),
+                                     with_inputs(make_layer("concatenate"), {2, -1}), Dense(8, "sigmoid"),
+                                     with_inputs(Dense(8), {-1}), with_inputs(make_layer("multiply"), {4, 5}),
+                                     Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.001f),
+                          .rows = 70,
+                          .batch_size = 32,
+                          .shuffle = true});
+}
+
 // The features are the bulk of a fit's data (MNIST: 188 MB): the whole fit, set-up included,
 // reads the caller's x in place instead of copying it, validation_split's part too.
 TEST(NoAllocation, StackedMembersAllocateNothingPerStep) {

@@ -145,7 +145,8 @@ public:
         const std::string name = spec.contains("name") ? string(spec["name"], key + ".name") : "";
         LayerArguments arguments;
         for (const auto& [field, value] : spec.items())
-            if (field != "type" && field != "name") arguments.emplace_back(field, layer_value(value, key + "." + field));
+            if (field != "type" && field != "name" && field != "inputs")
+                arguments.emplace_back(field, layer_value(value, key + "." + field));
         try {
             return make_layer(type, arguments, name);
         } catch (const LayerArgumentError& e) {  // named by the key of the argument it is about
@@ -210,6 +211,21 @@ public:
         config.given.insert("model.layers");
         for (size_t i = 0; i < layers.size(); ++i)
             config.layers.push_back(layer(layers[i], "model.layers[" + std::to_string(i) + "]"));
+        // A Functional layer's "inputs": names of earlier layers (or "input"), once all are known.
+        const std::vector<std::string> names = default_layer_names(config.layers);
+        for (size_t i = 0; i < layers.size(); ++i) {
+            if (!layers[i].contains("inputs")) continue;
+            const std::string key = "model.layers[" + std::to_string(i) + "].inputs";
+            const json& inputs = layers[i]["inputs"];
+            if (!inputs.is_array() || inputs.empty()) throw type_error(inputs, key, "a non-empty list of layer names");
+            std::vector<std::string> given;
+            for (size_t k = 0; k < inputs.size(); ++k) given.push_back(string(inputs[k], key + "[" + std::to_string(k) + "]"));
+            try {
+                config.layers[i].inputs = layer_inputs_from_names(given, names, i);
+            } catch (const Error& e) {
+                throw Error(where(key) + ": " + printable(e.what(), 300));
+            }
+        }
     }
 
     void read_compile(const json& compile, FitConfig& config) const {

@@ -135,8 +135,7 @@ std::string describe_layers(int64_t inputs, const std::vector<Layer>& layers) {
 bool same_layers(const std::vector<Layer>& a, const std::vector<Layer>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].kind != b[i].kind || a[i].units != b[i].units || a[i].activation != b[i].activation ||
-            a[i].use_bias != b[i].use_bias || a[i].rate != b[i].rate)
+        if (a[i].kind != b[i].kind || layer_arguments(a[i]) != layer_arguments(b[i]) || a[i].inputs != b[i].inputs)
             return false;
     return true;
 }

@@ -4,7 +4,7 @@ on onefit's compiled programs. `import onefit.keras as keras` in place of
 from onefit.keras import callbacks, layers, losses, models, optimizers, regularizers, utils  # noqa: F401
 from onefit.keras.layers import Input  # noqa: F401
 from onefit.keras.interop import from_keras, to_keras  # noqa: F401
-from onefit.keras.models import Sequential, load_model  # noqa: F401
+from onefit.keras.models import Model, Sequential, load_model  # noqa: F401
 
-__all__ = ["Sequential", "Input", "load_model", "from_keras", "to_keras", "layers", "optimizers", "losses",
+__all__ = ["Model", "Sequential", "Input", "load_model", "from_keras", "to_keras", "layers", "optimizers", "losses",
            "callbacks", "models", "regularizers", "utils"]

@@ -17,27 +17,51 @@ _BATCH_NORMALIZATION_OFF = {"beta_regularizer": None, "gamma_regularizer": None,
 
 
 def from_keras(keras_model):
-    """An onefit.keras.Sequential equal to `keras_model` (a built Keras Sequential of the layers
-    onefit.keras has): same layers, names and weights; compiled with its optimizer (and settings),
-    loss and metrics when it is compiled."""
+    """An onefit.keras model equal to `keras_model` (a built Keras Sequential, or a Functional model
+    of one input and one output, of the layers onefit.keras has): same layers, graph, names and
+    weights; compiled with its optimizer (and settings), loss and metrics when it is compiled."""
     if not hasattr(keras_model, "layers") or not hasattr(keras_model, "get_weights"):
-        raise TypeError(f"from_keras takes a Keras Sequential model, not {type(keras_model).__name__}")
-    if type(keras_model).__name__ != "Sequential":
+        raise TypeError(f"from_keras takes a Keras Sequential or Functional model, not {type(keras_model).__name__}")
+    if type(keras_model).__name__ not in ("Sequential", "Functional"):
         raise TypeError(f"from_keras: {keras_model.name!r} is a Keras {type(keras_model).__name__} model; onefit "
-                        "builds Sequential models only (a chain of layers), not the Functional API's graphs or "
-                        "subclassed models")
+                        "builds Sequential and Functional models, not subclassed ones")
     try:
         input_shape = tuple(keras_model.input_shape)
     except (AttributeError, ValueError) as e:
         raise ValueError("from_keras: the Keras model is not built; start it with keras.Input(shape) "
                          f"or call build() ({e})") from None
-    model = _models.Sequential([_layers.Input(shape=input_shape[1:])], name=keras_model.name)
-    for layer in keras_model.layers:
-        model.add(_layer(layer))
-    model.set_weights(keras_model.get_weights())
+    if type(keras_model).__name__ == "Functional":
+        model = _functional(keras_model)
+        # Keras orders a Functional model's weights its own way: each layer's, by name.
+        model.set_weights([w for layer in model.layers for w in keras_model.get_layer(layer.name).get_weights()])
+    else:
+        model = _models.Sequential([_layers.Input(shape=input_shape[1:])], name=keras_model.name)
+        for layer in keras_model.layers:
+            model.add(_layer(layer))
+        model.set_weights(keras_model.get_weights())
     if getattr(keras_model, "optimizer", None) is not None and getattr(keras_model, "loss", None) is not None:
         model.compile(optimizer=keras_model.optimizer, loss=keras_model.loss, metrics=_metrics(keras_model))
     return model
+
+
+def _functional(keras_model):
+    """The onefit.keras.Model of a Keras Functional model: each layer called on its twins' tensors."""
+    if len(keras_model.inputs) != 1 or len(keras_model.outputs) != 1:
+        raise ValueError(f"from_keras: {keras_model.name!r} has {len(keras_model.inputs)} inputs and "
+                         f"{len(keras_model.outputs)} outputs; onefit's models take one input and give one output")
+    source = _layers.Input(shape=tuple(keras_model.inputs[0].shape[1:]))
+    tensors = {}
+    for layer in keras_model.layers:
+        if type(layer).__name__ == "InputLayer":
+            tensors[layer.name] = source
+            continue
+        if len(layer._inbound_nodes) != 1:
+            raise ValueError(f"from_keras: layer {layer.name!r} is called {len(layer._inbound_nodes)} times (shared "
+                             "weights), which onefit does not support yet")
+        inputs = [tensors[t._keras_history.operation.name] for t in layer._inbound_nodes[0].input_tensors]
+        tensors[layer.name] = _layer(layer)(inputs if len(inputs) > 1 else inputs[0])
+    output = tensors[keras_model.outputs[0]._keras_history.operation.name]
+    return _models.Model(source, output, name=keras_model.name)
 
 
 def _layer(layer):
@@ -174,10 +198,24 @@ def to_keras(model):
     except ImportError as e:
         raise ImportError(f"to_keras needs Keras 3 and a backend (pip install keras jax): {e}") from None
     model._require_built("to_keras")
-    layers = [keras.Input(shape=model._input_shape)]
-    layers += [_keras_layer(keras.layers, layer) for layer in model.layers]
-    out = keras.Sequential(layers, name=model.name)
-    out.set_weights(model.get_weights())
+    source = keras.Input(shape=model._input_shape)
+    keras_layers = [_keras_layer(keras.layers, layer) for layer in model.layers]
+    if any(model._layer_inputs()):  # a Functional model: Keras's, called on the same tensors
+        outputs = []
+        for layer, inputs in zip(keras_layers, model._layer_inputs()):
+            tensors = [source if i < 0 else outputs[i] for i in inputs] or [outputs[-1] if outputs else source]
+            outputs.append(layer(tensors if len(tensors) > 1 else tensors[0]))
+        out = keras.Model(source, outputs[-1], name=model.name)
+        # Keras orders a Functional model's weights its own way: each layer's are set on it (in
+        # onefit's order, each layer takes as many arrays as its Keras twin has).
+        flat, at = model.get_weights(), 0
+        for layer in keras_layers:
+            n = len(layer.get_weights())
+            layer.set_weights(flat[at:at + n])
+            at += n
+    else:
+        out = keras.Sequential([source] + keras_layers, name=model.name)
+        out.set_weights(model.get_weights())
     if model._compiled is not None:
         optimizer, loss, metrics = model._compiled
         settings = {k: getattr(optimizer, k) for k in optimizer._defaults}

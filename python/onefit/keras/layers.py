@@ -14,7 +14,8 @@ _KINDS = {kind["keras_class"]: kind for kind in _onefit.layer_kinds()}
 
 
 class Input:
-    """keras.Input(shape): the shape of one sample, e.g. Input(shape=(4,))."""
+    """keras.Input(shape): the shape of one sample, e.g. Input(shape=(4,)): the first entry of a
+    Sequential, or the input tensor of a Functional model (layers are called on it)."""
 
     def __init__(self, shape=None, batch_size=None, name=None, dtype=None, batch_shape=None):
         if shape is None and batch_shape is not None:
@@ -23,6 +24,55 @@ class Input:
             raise ValueError("Input needs shape=, e.g. Input(shape=(4,))")
         self.shape = (None,) + _shape_tuple(shape, "Input shape")
         self.name = name
+
+    def __repr__(self):
+        return f"<KerasTensor shape={self.shape}, name={self.name or 'input'}>"
+
+
+class KerasTensor:
+    """A layer's output in a Functional model: `layer(tensor)` or, for a merge, `Add()([a, b])`."""
+
+    def __init__(self, layer, inputs):
+        self._layer, self._inputs = layer, tuple(inputs)
+
+    @property
+    def shape(self):
+        """(None, ...) as Keras's: worked out by onefit's own shape rules."""
+        source, layers, edges = functional_graph(self)
+        native = _onefit.Sequential(list(source.shape[1:]), 0)
+        for layer, inputs in zip(layers, edges):
+            layer._add_to(native, inputs)
+        return (None,) + tuple(native.output_shape())
+
+    def __repr__(self):
+        return f"<KerasTensor from {type(self._layer).__name__} {self._layer.name or ''}>".replace(" >", ">")
+
+
+def functional_graph(output):
+    """The Input `output` depends on, and every layer between them in an order where each comes
+    after its inputs (depth first, inputs in call order), with each layer's inputs as indices into
+    that list (-1: the Input; empty: the previous layer, a chain's link)."""
+    index, layers, edges, found = {}, [], [], []
+
+    def place(tensor):
+        if isinstance(tensor, Input):
+            if found and found[0] is not tensor:
+                raise ValueError("Model: the outputs depend on two Inputs; onefit's models take one input "
+                                 "(concatenate the features into one array instead)")
+            found[:1] = [tensor]
+            return -1
+        if id(tensor) in index:
+            return index[id(tensor)]
+        sources = [place(t) for t in tensor._inputs]
+        index[id(tensor)] = len(layers)
+        edges.append([] if sources == [len(layers) - 1] else sources)
+        layers.append(tensor._layer)
+        return index[id(tensor)]
+
+    if not isinstance(output, KerasTensor):
+        raise TypeError(f"Model: outputs must be a layer's output tensor, not {output!r}")
+    place(output)
+    return found[0], layers, edges
 
 
 def _shape_tuple(shape, what):
@@ -75,8 +125,25 @@ class Layer:
         values = {key: getattr(self, key) for key in _declared(self._type)["arguments"]}
         return {key: list(v) if isinstance(v, tuple) else v for key, v in values.items()}
 
-    def _add_to(self, native):
-        native.add_layer(self._type, self._arguments(), self.name or "")
+    def _add_to(self, native, inputs=()):
+        native.add_layer(self._type, self._arguments(), self.name or "", list(inputs))
+
+    def __call__(self, inputs, *args, **kwargs):
+        """The Functional API: this layer's output tensor on `inputs` (a tensor, or a list of them
+        for a merge layer). onefit's layers compute inside a compiled model only, never eagerly."""
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}: onefit's layers take their input tensors only "
+                            f"(got {', '.join([*map(repr, args), *kwargs])})")
+        tensors = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if not tensors or not all(isinstance(t, (Input, KerasTensor)) for t in tensors):
+            raise TypeError(f"{type(self).__name__}: onefit's layers are called on keras.Input tensors and "
+                            f"other layers' outputs (the Functional API), not {inputs!r}; to compute on arrays, "
+                            "build a model and call predict")
+        if getattr(self, "_called", False):
+            raise ValueError(f"layer {self.name or type(self).__name__!r} is called a second time: onefit does not "
+                             "share a layer's weights between calls yet; make a second layer")
+        self._called = True
+        return KerasTensor(self, tensors)
 
     @classmethod
     def _from_info(cls, info):

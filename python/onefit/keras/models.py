@@ -78,6 +78,10 @@ class Sequential:
                               if name not in taken)
         self.layers.append(layer)
 
+    def _layer_inputs(self):
+        """Each layer's inputs (a Functional model's; a Sequential's are each the previous layer)."""
+        return [()] * len(self.layers)
+
     def build(self, input_shape):
         """Builds the model for samples of `input_shape` (with or without the batch axis)."""
         shape = tuple(input_shape)
@@ -100,8 +104,8 @@ class Sequential:
         if not self.layers:
             raise ValueError("the model has no layers; add Dense layers first")
         native = _onefit.Sequential(list(shape), self._seed)
-        for layer in self.layers:
-            layer._add_to(native)
+        for layer, inputs in zip(self.layers, self._layer_inputs()):
+            layer._add_to(native, inputs)
         for layer, name in zip(self.layers, native.layer_names()):
             layer.name = layer.name or name  # Keras's default names, as summary() shows them
         self._native = native
@@ -330,6 +334,15 @@ class Sequential:
         # Copied, as Keras assigns values: changing the arrays afterwards does not change the model.
         self._require_built("set_weights").set_weights([_float32(w, "weights").copy() for w in weights])
 
+    def get_layer(self, name=None, index=None):
+        """The layer with this name (or at this index), as Keras's get_layer."""
+        if index is not None:
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[layer.name for layer in self.layers]}")
+
     def count_params(self):
         return self._require_built("count_params").count_params()
 
@@ -364,6 +377,50 @@ class Sequential:
 
     def __repr__(self):
         return f"<onefit.keras.Sequential {self.name!r}: {', '.join(map(repr, self.layers))}>"
+
+
+class Model(Sequential):
+    """keras.Model(inputs, outputs): the Functional API. `inputs` is a keras.Input, `outputs` a
+    layer's output tensor; the model holds every layer between them (residual Add, Concatenate,
+    Subtract, Multiply, Average, branches) and trains as one compiled program, as a Sequential does.
+    One input and one output; a layer called twice (shared weights) and subclassed models with
+    call() are refused by name."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, seed=None, **kwargs):
+        if kwargs or inputs is None or outputs is None:
+            raise TypeError("onefit.keras.Model takes inputs= and outputs= (the Functional API); subclassing "
+                            "Model with call() is not supported by onefit")
+        inputs, outputs = _one(inputs, "inputs"), _one(outputs, "outputs")
+        if not isinstance(inputs, _layers.Input):
+            raise TypeError(f"Model: inputs must be a keras.Input, not {inputs!r}")
+        source, layers, edges = _layers.functional_graph(outputs)
+        if source is not inputs:
+            raise ValueError("Model: the outputs do not depend on these inputs")
+        super().__init__(name=name or "functional", seed=seed)
+        self._input_shape = inputs.shape[1:]
+        for layer in layers:
+            super().add(layer)
+        self._edges = [tuple(e) for e in edges]
+
+    def add(self, layer):
+        raise TypeError("Model.add: a Functional model's layers come from its inputs and outputs; build a "
+                        "keras.Sequential to add layers one by one")
+
+    def _layer_inputs(self):
+        return self._edges
+
+    def __repr__(self):
+        return f"<onefit.keras.Model {self.name!r}: {len(self.layers)} layers>"
+
+
+def _one(tensors, what):
+    if isinstance(tensors, dict):
+        tensors = list(tensors.values())
+    if isinstance(tensors, (list, tuple)):
+        if len(tensors) != 1:
+            raise ValueError(f"Model: {len(tensors)} {what}; onefit's models take one input and give one output")
+        return tensors[0]
+    return tensors
 
 
 def _verbosity(verbose):
@@ -510,8 +567,13 @@ def load_model(filepath, compile=True):
         raise ValueError(f"load_model: {path!r} is a Keras file, which onefit does not read; load it with Keras "
                          "(keras.models.load_model) and convert it with onefit.keras.from_keras(model)")
     native = _onefit.load_model(path)
-    model = Sequential(seed=native.seed)
-    for info in native.layers:
+    infos = native.layers
+    functional = any(info["inputs"] for info in infos)
+    model = Model.__new__(Model) if functional else Sequential(seed=native.seed)
+    if functional:  # (its graph is the native model's; no tensors to call layers on)
+        Sequential.__init__(model, name="functional", seed=native.seed)
+        model._edges = [tuple(info["inputs"]) for info in infos]
+    for info in infos:
         if info["kind"] not in _layers.LAYERS:
             raise ValueError(f"{os.fspath(filepath)}: layer {info['name']!r} is a {info['kind']}, which onefit.keras "
                              "does not build yet (the onefit command line and the C++ API train it)")

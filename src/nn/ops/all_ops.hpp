@@ -14,6 +14,7 @@
 #include "nn/ops/dropout.hpp"
 #include "nn/ops/embedding.hpp"
 #include "nn/ops/layer_normalization.hpp"
+#include "nn/ops/merge.hpp"
 #include "nn/ops/pooling_1d.hpp"
 #include "nn/ops/pooling_2d.hpp"
 #include "nn/ops/reshape.hpp"
@@ -38,7 +39,12 @@
     X(AveragePooling1D, AveragePooling1DOp)             \
     X(GlobalAveragePooling1D, GlobalAveragePooling1DOp) \
     X(GlobalMaxPooling1D, GlobalMaxPooling1DOp)         \
-    X(GlobalMaxPooling2D, GlobalMaxPooling2DOp)
+    X(GlobalMaxPooling2D, GlobalMaxPooling2DOp)         \
+    X(Add, AddOp)                                       \
+    X(Subtract, SubtractOp)                             \
+    X(Multiply, MultiplyOp)                             \
+    X(Average, AverageOp)                               \
+    X(Concatenate, ConcatenateOp)
 #endif
 
 ONEFIT_SIMD_BEGIN(nn)

@@ -29,6 +29,11 @@ struct OpArgs {
     T* out = nullptr;            // forward: rows x the output's elements (backward: what forward wrote)
     const T* dout = nullptr;     // backward: dL/d(output)
     T* din = nullptr;            // backward: dL/d(input), overwritten (null for the model's first op)
+    // A merge layer's (nn/ops/merge.hpp) inputs, each rows x spec.inputs[k]'s elements (in is
+    // ins[0]); its backward writes the gradient of input input_slot only, to din.
+    const T* const* ins = nullptr;
+    int n_inputs = 1;
+    int input_slot = 0;
 };
 
 }  // namespace onefit::nn

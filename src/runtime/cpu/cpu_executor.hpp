@@ -82,12 +82,13 @@ public:
             indices_[i].assign(static_cast<size_t>(max_rows * op.spec.indices_per_sample), 0);
             // Parts of a batch would each write the op's whole parameter gradients or per-batch
             // scratch: such ops (and any whose samples depend on each other) run whole.
-            splits_[i] = op.spec.input.size() == 3 && op.spec.rows_independent && op.spec.op_scratch == 0 &&
+            splits_[i] = op.spec.input.size() == 3 && op.inputs.size() == 1 && op.spec.rows_independent &&
+                         op.spec.op_scratch == 0 &&
                          (op.has_product() || op.params_offset == first_param(i + 1));
             if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
                 const size_t patches = static_cast<size_t>(max_rows * op.spec.window.out_h * op.spec.window.out_w * op.conv.patch);
                 cols_[i].assign(patches, T(0));
-                if (i > 0) dcols = std::max(dcols, patches);
+                if (op.inputs[0] >= 0) dcols = std::max(dcols, patches);
             }
             // The GEMM library is chosen (measured, the first time on a machine) here, on the
             // calling thread, not in a step on a pool worker.
@@ -96,6 +97,7 @@ public:
             if (std::is_same_v<T, float> && blas) prepare_gemm_choice();
         }
         dcols_.assign(dcols, T(0));
+        plan_gradient_sums();
         plan_tail(max_rows);
     }
 
@@ -196,9 +198,11 @@ private:
 
     // Op i's forward for rows [r0, r0 + rows). With defer_activation, only the product: the
     // activation comes later from activation_forward_op.
-    int64_t in_width(size_t i) const { return i == 0 ? program_.input_width : ops_[i - 1].out_width; }
-    // Row r0 of op i's input: the batch x for the first op, else the previous op's output.
-    const T* op_input(size_t i, const T* x, int64_t r0) const { return (i == 0 ? x : out(i - 1)) + r0 * in_width(i); }
+    // Row r0 of op i's input number k (of a merge; else its only one): the batch x or an op's output.
+    const T* op_input(size_t i, const T* x, int64_t r0, size_t k = 0) const {
+        const int32_t source = ops_[i].inputs[k];
+        return (source < 0 ? x : out(static_cast<size_t>(source))) + r0 * shape_elements(ops_[i].spec.inputs[k]);
+    }
 
     void forward_op(size_t i, const T* x, int64_t r0, int64_t rows, bool training, bool defer_activation = false) {
         const ProgramOp& op = ops_[i];
@@ -221,10 +225,15 @@ private:
                                           c.filters, false, c.use_blas, relu_out);
                 break;
             }
-            default:  // every other kind: its op
+            default: {  // every other kind: its op
+                const T* ins[nn::kMaxLayerInputs];
+                for (size_t k = 0; k < op.inputs.size(); ++k) ins[k] = op_input(i, x, r0, k);
                 return over_parts(op, rows, [&](int64_t a, int64_t n) {
-                    nn::op_forward(op_args(i, r0 + a, n, training, in + a * op.in_width, z + a * width));
+                    nn::OpArgs<T> args = op_args(i, r0 + a, n, training, in + a * op.in_width, z + a * width);
+                    args.ins = ins, args.n_inputs = static_cast<int>(op.inputs.size());  // (a merge runs whole)
+                    nn::op_forward(args);
                 });
+            }
         }
         if (!activated && !defer_activation) activation_forward_op(i, r0, rows);
     }
@@ -326,13 +335,15 @@ private:
         const ProgramOp& op = ops_[i];
         const int64_t width = op.out_width;
         const T* in = op_input(i, x, r0);
-        T* din = i == 0 ? nullptr : da_[i - 1].data() + r0 * in_width(i);
+        T* din = input_gradient(i, 0, r0);
         const T* dout = da_[i].data() + r0 * width;
+        if (op.inputs.size() > 1) return merge_backward(i, x, r0, rows);
         switch (op.kind) {
             case Layer::Kind::Dense: {
                 const DenseOp& d = op.dense;
-                return dense_backward(g + (d.weight - g_first), d.use_bias ? g + (d.bias - g_first) : nullptr, din, dout,
-                                      in, params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
+                dense_backward(g + (d.weight - g_first), d.use_bias ? g + (d.bias - g_first) : nullptr, din, dout, in,
+                               params_.data() + d.weight, rows, d.in, d.out, d.out_major, d.use_blas);
+                return add_input_gradient(i, 0, r0, rows);
             }
             case Layer::Kind::Conv2D: {  // the product's gradients, the input's through col2im
                 const Conv2DOp& c = op.conv;
@@ -346,7 +357,7 @@ private:
                         col2im(din + a * op.in_width, dcols + a * patches, n, op.spec.window);
                     });
                 }
-                return;
+                return add_input_gradient(i, 0, r0, rows);
             }
             default:
                 break;
@@ -361,6 +372,58 @@ private:
             args.din = din ? din + a * op.in_width : nullptr;
             nn::op_backward(args);
         });
+        add_input_gradient(i, 0, r0, rows);
+    }
+
+    // Where op i's backward writes the gradient of its input k for rows from r0: that input's own
+    // gradient buffer, or (when a later op already wrote to it: an output several ops read)
+    // gradient_sum_, which add_input_gradient then adds to it. Null for the model's input.
+    T* input_gradient(size_t i, size_t k, int64_t r0) {
+        const int32_t source = ops_[i].inputs[k];
+        if (source < 0) return nullptr;
+        const int64_t width = ops_[static_cast<size_t>(source)].out_width;
+        return (sums_gradient_[i][k] ? gradient_sum_.data() : da_[static_cast<size_t>(source)].data()) + r0 * width;
+    }
+    void add_input_gradient(size_t i, size_t k, int64_t r0, int64_t rows) {
+        if (!sums_gradient_[i][k]) return;
+        const size_t source = static_cast<size_t>(ops_[i].inputs[k]);
+        const int64_t n = rows * ops_[source].out_width, first = r0 * ops_[source].out_width;
+        T* to = da_[source].data() + first;
+        const T* from = gradient_sum_.data() + first;
+        for (int64_t e = 0; e < n; ++e) to[e] += from[e];
+    }
+
+    // A merge's backward (nn/ops/merge.hpp): each input's gradient in turn. Merges hold no parameters.
+    void merge_backward(size_t i, const T* x, int64_t r0, int64_t rows) {
+        const ProgramOp& op = ops_[i];
+        const T* ins[nn::kMaxLayerInputs];
+        for (size_t k = 0; k < op.inputs.size(); ++k) ins[k] = op_input(i, x, r0, k);
+        for (size_t k = 0; k < op.inputs.size(); ++k) {
+            T* din = input_gradient(i, k, r0);
+            if (!din) continue;
+            nn::OpArgs<T> args = op_args(i, r0, rows, true, ins[0], out(i) + r0 * op.out_width);
+            args.ins = ins, args.n_inputs = static_cast<int>(op.inputs.size()), args.input_slot = static_cast<int>(k);
+            args.dout = da_[i].data() + r0 * op.out_width;
+            args.din = din;
+            nn::op_backward(args);
+            add_input_gradient(i, k, r0, rows);
+        }
+    }
+
+    // Which input gradients are sums: backward runs from the last op down, so the first op (from
+    // the end) to read an output overwrites its gradient and every later reader adds to it.
+    void plan_gradient_sums() {
+        std::vector<bool> written(ops_.size(), false);
+        int64_t widest = 0;
+        sums_gradient_.assign(ops_.size(), {});
+        for (size_t i = ops_.size(); i-- > 0;)
+            for (const int32_t source : ops_[i].inputs) {
+                const bool sum = source >= 0 && written[static_cast<size_t>(source)];
+                sums_gradient_[i].push_back(sum);
+                if (sum) widest = std::max(widest, ops_[static_cast<size_t>(source)].out_width);
+                if (source >= 0) written[static_cast<size_t>(source)] = true;
+            }
+        gradient_sum_.assign(static_cast<size_t>(max_rows_ * widest), T(0));
     }
 
     // Picks the tail: the longest run of trailing ops whose products are all too small to use
@@ -368,7 +431,7 @@ private:
     void plan_tail(int64_t max_rows) {
         const size_t n = ops_.size();
         tail_ = n;
-        if (max_rows < kSplitMinRows) return;
+        if (max_rows < kSplitMinRows || program_.graph) return;  // (a chain's tail only)
         double flops = 0;
         size_t first = n;
         for (size_t i = n; i-- > 0;) {
@@ -450,6 +513,9 @@ private:
     std::vector<std::vector<int32_t>> indices_;
     std::vector<T> dcols_;  // the input gradient's im2col rows, shared by the Conv2D ops
     std::vector<uint8_t> splits_;  // per op: whether a batch may run in parts (over_parts)
+    // Per op and input: whether its gradient is added to what another op wrote (plan_gradient_sums).
+    std::vector<std::vector<uint8_t>> sums_gradient_;
+    std::vector<T> gradient_sum_;  // such an input's gradient before it is added
 };
 
 ONEFIT_SIMD_END(cpu)

@@ -50,6 +50,7 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
     if (nn::clips_gradients(program.optimizer)) return false;  // (clipping needs each member's norms: fits alone)
     if (program.optimizer.learning_rate_schedule.kind != ScheduleKind::constant) return false;  // (lanes' rates are constants)
     if (program.loss.label_smoothing != 0.0f) return false;  // (the lanes' losses take labels as given)
+    if (program.graph) return false;  // (the lanes run chains)
     for (const ProgramOp& op : program.ops)
         for (const ParamRef& p : op.params)
             if (p.regularizer.active()) return false;  // (weight penalties: fits alone)

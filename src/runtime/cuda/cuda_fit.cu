@@ -69,6 +69,9 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     if (o.learning_rate_schedule.kind != ScheduleKind::constant)
         throw Error("device 'cuda' does not run learning-rate schedules (" + schedule_name(o.learning_rate_schedule.kind) +
                     ") yet; use --device cpu");
+    if (program.graph)
+        throw Error("device 'cuda' does not run Functional graphs (layer inputs other than the previous layer) yet; "
+                    "use --device cpu");
     if (program.ops.back().kind != Layer::Kind::Dense)
         throw Error("device 'cuda' needs a Dense last layer, not '" + program.ops.back().layer_name + "'; use --device cpu");
     DeviceModel m{};
