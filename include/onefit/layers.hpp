@@ -64,6 +64,9 @@ struct Layer {
     std::string bias_initializer = "zeros";
     // Dense, Conv2D, Conv1D (Embedding: kernel_regularizer is its embeddings_regularizer).
     Regularizer kernel_regularizer, bias_regularizer;
+    // Dense, Conv2D, Conv1D: Keras's activity_regularizer, a penalty on the layer's output (after
+    // its activation) added to the loss, divided by the batch's rows as Keras 3 does.
+    Regularizer activity_regularizer;
     // Dropout: fraction of inputs zeroed during training (inverted dropout, scale 1/(1-rate)).
     float rate = 0.0f;
     // Conv2D (also uses activation, use_bias and the initializers): kernel (kh, kw, in, filters).

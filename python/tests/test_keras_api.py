@@ -199,7 +199,7 @@ def test_layer_arguments_are_kept_or_refused_never_ignored():
     assert keras.Sequential([Dropout(0.2, input_shape=(3,)), Dense(1)]).input_shape == (None, 3)
     assert keras.Sequential([Dense(2, input_dim=5)]).input_shape == (None, 5)
     assert Dense(2, dtype="float32", trainable=True).units == 2
-    for bad in ({"trainable": False}, {"dtype": "float16"}, {"activity_regularizer": "l2"}):
+    for bad in ({"trainable": False}, {"dtype": "float16"}, {"kernel_constraint": "non_neg"}):
         with pytest.raises(ValueError, match=f"does not support the argument\\(s\\) {next(iter(bad))}="):
             Dense(2, **bad)
     assert Dense(2, kernel_regularizer=None).units == 2  # Keras's default, accepted

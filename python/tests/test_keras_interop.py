@@ -80,9 +80,9 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
     with pytest.raises(TypeError, match="'norm'.*LayerNormalization.*rms_scaling"):  # a setting it has not
         keras.from_keras(real_keras.Sequential([real_keras.Input((4,)),
                                                 real_keras.layers.LayerNormalization(name="norm", rms_scaling=True)]))
-    with pytest.raises(TypeError, match="activity_regularizer"):
+    with pytest.raises(TypeError, match="kernel_constraint"):
         keras.from_keras(real_keras.Sequential([real_keras.Input((4,)),
-                                                real_keras.layers.Dense(2, activity_regularizer="l2")]))
+                                                real_keras.layers.Dense(2, kernel_constraint="non_neg")]))
     with pytest.raises(ValueError, match="not built"):
         keras.from_keras(real_keras.Sequential([real_keras.layers.Dense(2)]))
     k = keras_model()

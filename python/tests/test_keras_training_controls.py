@@ -116,19 +116,21 @@ def test_every_optimizers_weight_decay_is_kerass(optimizer, settings, tmp_path):
 
 
 def regularized_net(L, reg):
-    return [L.Dense(8, activation="tanh", kernel_regularizer=reg.l2(0.01), bias_regularizer=reg.l1(0.02)),
+    return [L.Dense(8, activation="tanh", kernel_regularizer=reg.l2(0.01), bias_regularizer=reg.l1(0.02),
+                    activity_regularizer=reg.l1_l2(l1=0.01, l2=0.03)),
             L.Dense(3, activation="softmax", kernel_regularizer=reg.L1L2(l1=0.005, l2=0.02))]
 
 
 def regularized_sequence_net(L, reg):
     return [L.Embedding(6, 3, embeddings_regularizer=reg.l2(0.05)),
-            L.Conv1D(2, 2, kernel_regularizer=reg.l1_l2(l1=0.01, l2=0.01), bias_regularizer="l2"),
+            L.Conv1D(2, 2, kernel_regularizer=reg.l1_l2(l1=0.01, l2=0.01), bias_regularizer="l2",
+                     activity_regularizer=reg.l2(0.02)),
             L.Flatten(), L.Dense(3, activation="softmax")]
 
 
 @pytest.mark.parametrize("make, indices", [(regularized_net, False), (regularized_sequence_net, True)],
                          ids=["dense", "embedding-conv1d"])
-def test_weight_regularizers_train_as_keras_and_show_in_the_loss(make, indices, tmp_path):
+def test_weight_and_activity_regularizers_train_as_keras_and_show_in_the_loss(make, indices, tmp_path):
     x, y = data()
     if indices:
         x = np.random.default_rng(5).integers(0, 6, (30, 4)).astype(np.float32)
@@ -160,8 +162,10 @@ def test_weight_regularizers_train_as_keras_and_show_in_the_loss(make, indices, 
 def test_regularizers_keras_has_and_onefit_lacks_are_refused_by_name():
     with pytest.raises(ValueError, match="OrthogonalRegularizer is not supported"):
         keras.layers.Dense(2, kernel_regularizer=real_keras.regularizers.OrthogonalRegularizer())
-    with pytest.raises(ValueError, match="activity_regularizer"):
-        keras.layers.Dense(2, activity_regularizer="l2")
+    with pytest.raises(ValueError, match="activity_regularizer on the output layer"):  # (fused with its loss)
+        m = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(2, activation="softmax",
+                                                                          activity_regularizer="l2")])
+        m.compile("adam", "categorical_crossentropy")
     with pytest.raises(ValueError, match="non-negative"):
         keras.regularizers.L2(-1.0)
     assert keras.regularizers.l2()(np.array([1.0, -2.0])) == pytest.approx(0.05)

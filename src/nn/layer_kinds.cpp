@@ -25,6 +25,7 @@ void add_product_attributes(std::vector<LayerAttribute>& a) {
     a.push_back({"bias_initializer", &Layer::bias_initializer});
     a.push_back({"kernel_regularizer", &Layer::kernel_regularizer});
     a.push_back({"bias_regularizer", &Layer::bias_regularizer});
+    a.push_back({"activity_regularizer", &Layer::activity_regularizer});
 }
 
 // A product layer's penalties: the kernel's (params[0]) and the bias's.

@@ -1,10 +1,80 @@
 #include "nn/metrics.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include "onefit/error.hpp"
 
 namespace onefit::nn {
 
-Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width) {
+namespace {
+
+double ratio(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
+
+Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_width);
+
+}  // namespace
+
+Metric resolve_metric(const std::string& given, int64_t pred_width, int64_t y_width) {
+    const size_t eq = given.find('=');
+    if (eq == std::string::npos) return resolve_named(given, pred_width, y_width);
+    if (eq == 0) throw Error("metric '" + given + "': the log key before '=' is empty");
+    Metric m = resolve_named(given.substr(eq + 1), pred_width, y_width);
+    m.name = given.substr(0, eq);
+    return m;
+}
+
+double metric_result(MetricKind kind, const double* c, int64_t width, int64_t samples) {
+    switch (kind) {
+        case MetricKind::precision: return ratio(c[0], c[0] + c[1]);
+        case MetricKind::recall: return ratio(c[0], c[0] + c[2]);
+        case MetricKind::auc_roc: {  // trapezoids over (fpr, tpr), thresholds ascending
+            double area = 0;
+            for (int64_t t = 0; t + 1 < kAucThresholds; ++t) {
+                const double* a = c + 4 * t;
+                const double* b = c + 4 * (t + 1);
+                const double tpr_a = ratio(a[0], a[0] + a[2]), tpr_b = ratio(b[0], b[0] + b[2]);
+                const double fpr_a = ratio(a[1], a[1] + a[3]), fpr_b = ratio(b[1], b[1] + b[3]);
+                area += (fpr_a - fpr_b) * (tpr_a + tpr_b) / 2;
+            }
+            return area;
+        }
+        case MetricKind::auc_pr: {  // Davis & Goadrich's interpolation, as Keras's interpolate_pr_auc
+            double area = 0;
+            for (int64_t t = 0; t + 1 < kAucThresholds; ++t) {
+                const double* a = c + 4 * t;
+                const double* b = c + 4 * (t + 1);
+                const double dtp = a[0] - b[0], p_a = a[0] + a[1], p_b = b[0] + b[1];
+                const double slope = ratio(dtp, std::max(p_a - p_b, 0.0));
+                const double intercept = b[0] - slope * p_b;
+                const double p_ratio = p_a > 0 && p_b > 0 ? ratio(p_a, std::max(p_b, 0.0)) : 1.0;
+                area += ratio(slope * (dtp + intercept * std::log(p_ratio)), std::max(b[0] + b[2], 0.0));
+            }
+            return area;
+        }
+        case MetricKind::r2_score: {  // each output's 1 - SS_res / SS_tot (0 where infinite), averaged
+            double total = 0;
+            const double n = static_cast<double>(samples);
+            for (int64_t j = 0; j < width; ++j) {
+                const double sum = c[3 * j], squares = c[3 * j + 1], residual = c[3 * j + 2];
+                const double r2 = 1.0 - residual / (squares - sum * sum / n);
+                total += std::isinf(r2) ? 0.0 : r2;
+            }
+            return total / static_cast<double>(width);
+        }
+        default:
+            return 0;
+    }
+}
+
+namespace {
+
+Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_width) {
+    if (name == "precision") return {MetricKind::precision, name, 3};
+    if (name == "recall") return {MetricKind::recall, name, 3};
+    if (name == "auc") return {MetricKind::auc_roc, name, 4 * kAucThresholds};
+    if (name == "pr_auc") return {MetricKind::auc_pr, name, 4 * kAucThresholds};
+    if (name == "r2_score") return {MetricKind::r2_score, name, 3 * pred_width};
     if (name == "accuracy" || name == "acc") {
         // Keras: binary when the prediction has one column; sparse when labels are indices.
         if (pred_width == 1) return {MetricKind::binary_accuracy, name};
@@ -22,7 +92,10 @@ Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_wid
     if (name == "sparse_top_k_categorical_accuracy") return {MetricKind::sparse_top_k_categorical_accuracy, name};
     throw Error("unknown metric '" + name +
                 "' (known: accuracy, sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse, "
-                "mape, msle, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy)");
+                "mape, msle, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, precision, recall, auc, "
+                "pr_auc, r2_score)");
 }
+
+}  // namespace
 
 }  // namespace onefit::nn

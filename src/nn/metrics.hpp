@@ -1,5 +1,8 @@
 // Metrics as Keras computes them per sample, summed over a batch (fit divides by the sample
-// count at the epoch end, which equals Keras's batch-size-weighted running mean).
+// count at the epoch end, which equals Keras's batch-size-weighted running mean); and the
+// ratio metrics (Precision, Recall, AUC, R2Score), whose value is a ratio of counts over the whole
+// epoch, not a mean over samples: each batch adds to the metric's counts (metric_count) and the
+// value comes from them (metric_result).
 #ifndef ONEFIT_NN_METRICS_HPP_COLD
 #define ONEFIT_NN_METRICS_HPP_COLD
 #include <cmath>
@@ -16,17 +19,28 @@ enum class MetricKind {
     top_k_categorical_accuracy, sparse_top_k_categorical_accuracy,  // k = 5, Keras's default
     mape,  // 100 mean(|y - p| / max(|y|, 1e-7))
     msle,  // mean((log(max(p, 1e-7) + 1) - log(max(y, 1e-7) + 1))^2)
+    // Ratio metrics, over every value of the epoch (Keras's defaults: threshold 0.5; AUC with 200
+    // thresholds and summation_method "interpolation"; R2Score's uniform_average over outputs).
+    precision, recall, auc_roc, auc_pr, r2_score,
 };
 inline constexpr int64_t kTopK = 5;
+inline constexpr int64_t kAucThresholds = 200;
 
 struct Metric {
     MetricKind kind;
-    std::string name;  // the log key: the name the user gave ("accuracy", "mae", ...)
+    std::string name;    // the log key: the name the user gave ("accuracy", "mae", ...)
+    int64_t counts = 0;  // a ratio metric's counts (0: a per-sample metric, summed)
 };
 
 // Resolves a Keras metric name for predictions of pred_width columns and labels of y_width
-// columns ("accuracy" picks sparse/categorical/binary like Keras does). Throws Error if unknown.
+// columns ("accuracy" picks sparse/categorical/binary like Keras does). "key=name" logs the
+// metric `name` under `key` (a Keras metric object's own name: AUC(curve="PR") is "auc=pr_auc").
+// Throws Error if unknown.
 Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width);
+
+// A ratio metric's value from its counts (metric_count's, over `samples` rows); Keras's
+// divide_no_nan: 0 where a ratio's denominator is 0.
+double metric_result(MetricKind kind, const double* counts, int64_t width, int64_t samples);
 
 }  // namespace onefit::nn
 #endif  // ONEFIT_NN_METRICS_HPP_COLD
@@ -41,6 +55,50 @@ Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_wid
 #include "core/simd.hpp"
 
 ONEFIT_SIMD_BEGIN(nn)
+
+// A ratio metric's counts of a batch added to `counts` (Metric::counts values): Precision and
+// Recall true positives, false positives, false negatives; AUC those and true negatives at each
+// of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals.
+template <class T>
+void metric_count(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, double* counts) {
+    const int64_t y_step = y_width == 1 ? 0 : 1;
+    for (int64_t r = 0; r < rows; ++r) {
+        const T* pr = p + r * width;
+        const T* yr = y + r * y_width;
+        for (int64_t j = 0; j < width; ++j) {
+            const double pj = static_cast<double>(pr[j]), yj = static_cast<double>(yr[j * y_step]);
+            const bool positive = yj != 0.0;  // (Keras casts the labels to bool)
+            switch (kind) {
+                case MetricKind::precision:
+                case MetricKind::recall: {
+                    const bool predicted = pj > 0.5;
+                    counts[0] += predicted && positive, counts[1] += predicted && !positive,
+                        counts[2] += !predicted && positive;
+                    break;
+                }
+                case MetricKind::auc_roc:
+                case MetricKind::auc_pr: {
+                    // Thresholds 0 - 1e-7, 1/199, ..., 198/199, 1 + 1e-7: counts[4t + (tp, fp, fn, tn)].
+                    // Compared in float32, as Keras's (its thresholds and predictions are float32).
+                    for (int64_t t = 0; t < kAucThresholds; ++t) {
+                        const double threshold = t == 0 ? -1e-7 : t == kAucThresholds - 1 ? 1.0 + 1e-7
+                                                                  : static_cast<double>(t) / double(kAucThresholds - 1);
+                        const bool predicted = static_cast<float>(pj) > static_cast<float>(threshold);
+                        counts[4 * t + (predicted ? (positive ? 0 : 1) : (positive ? 2 : 3))] += 1;
+                    }
+                    break;
+                }
+                case MetricKind::r2_score: {
+                    const double d = yj - pj;
+                    counts[3 * j] += yj, counts[3 * j + 1] += yj * yj, counts[3 * j + 2] += d * d;
+                    break;
+                }
+                default:
+                    return;
+            }
+        }
+    }
+}
 
 template <class T>
 ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width) {
@@ -98,6 +156,8 @@ ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t row
                 total += s / static_cast<double>(width);
                 break;
             }
+            default:  // the ratio metrics: counted by metric_count
+                break;
         }
     }
     return total;

@@ -169,6 +169,9 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         (crossentropy && (last == Activation::softmax || (loss.from_logits && last == Activation::linear))) ||
         (loss.kind == LossKind::binary_crossentropy &&
          (last == Activation::sigmoid || (loss.from_logits && last == Activation::linear))));
+    if (program.loss_takes_logits && output.activity_regularizer().active())
+        throw Error("layer '" + output.layer_name + "': an activity_regularizer on the output layer whose " +
+                    activation_name(last) + " the loss takes fused is not supported; put it on a hidden layer");
     if (loss.from_logits && last != Activation::linear)
         throw Error("loss: from_logits=true needs a linear last layer, but '" + program.ops.back().layer_name +
                     "' applies " + activation_name(last));

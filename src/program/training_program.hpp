@@ -74,6 +74,8 @@ struct ProgramOp {
                                                                                           : Activation::linear;
     }
     bool has_product() const { return kind == Layer::Kind::Dense || kind == Layer::Kind::Conv2D; }
+    // Its output's penalty (Keras's activity_regularizer; product layers only).
+    const Regularizer& activity_regularizer() const { return layer.activity_regularizer; }
 };
 
 class TrainingProgram {

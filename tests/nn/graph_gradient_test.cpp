@@ -65,6 +65,47 @@ TEST(GraphGradients, BlasSizedProductsInAGraphRunWholeBatches) {
                             .rows = 40});
 }
 
+// (Here beside the graphs: an activity penalty's gradient joins an output's gradient after every
+// reader of that output has written it.)
+TEST(ActivityRegularizers, AddTheirPenaltyAndItsGradientInChainsAndGraphs) {
+    Layer hidden = Dense(6, "tanh");
+    hidden.activity_regularizer = {0.05f, 0.2f};
+    Layer conv = make_layer("conv1d", {{"filters", int64_t{3}}, {"kernel_size", int64_t{2}},
+                                       {"activity_regularizer", std::string("l2(0.3)")}});
+    expect_gradients_match({.in = 4, .layers = {hidden, Dense(3)}, .loss = make_loss(LossKind::mean_squared_error)});
+    expect_gradients_match({.in = 4, .layers = {hidden, Dense(6, "sigmoid"), merge("add", {0, 1}), Dense(3, "softmax")},
+                            .loss = make_loss(LossKind::categorical_crossentropy),
+                            .labels = Labels::one_hot});
+    expect_gradients_match({.layers = {conv, Flatten(), Dense(2)}, .loss = make_loss(LossKind::log_cosh), .rows = 4,
+                            .image = {6, 2}});
+}
+
+TEST(ActivityRegularizers, AddItsPenaltyDividedByTheBatchsRowsToTheLoss) {
+    // The same model with and without a penalty on its hidden layer: the summed loss differs by
+    // exactly l2 sum a^2 over the batch (Keras 3 divides the penalty by the rows, the mean loss by
+    // them too, so the sum over rows gets it once).
+    Layer plain = Dense(5, "relu"), penalized = plain;
+    penalized.activity_regularizer = {0.0f, 0.25f};
+    const Loss loss = make_loss(LossKind::mean_squared_error);
+    const TrainingProgram a = lower_sequential({3}, {plain, Dense(2)}, loss, Adam(), {}, 4),
+                          b = lower_sequential({3}, {penalized, Dense(2)}, loss, Adam(), {}, 4);
+    const std::vector<double> x = {0.5, -1, 2, 1, 0.3, -0.2, -1, 1, 1, 0.1, 0.2, 0.3}, y(8, 0.5);
+    cpu::CpuExecutor<double> ea(a, 4, {}, 2, 1), eb(b, 4, {}, 2, 1);
+    const double la = ea.loss_and_gradients(x.data(), y.data(), 4), lb = eb.loss_and_gradients(x.data(), y.data(), 4);
+    double squares = 0;
+    ea.forward(x.data(), 4, false);
+    const std::vector<double> params(a.params.begin(), a.params.end());
+    for (int64_t r = 0; r < 4; ++r)
+        for (int64_t j = 0; j < 5; ++j) {
+            double z = params[static_cast<size_t>(a.ops[0].dense.bias + j)];
+            for (int64_t k = 0; k < 3; ++k)
+                z += x[static_cast<size_t>(r * 3 + k)] * params[static_cast<size_t>(a.ops[0].dense.weight + k * 5 + j)];
+            squares += z > 0 ? z * z : 0;
+        }
+    EXPECT_GT(squares, 0.1);
+    EXPECT_NEAR(lb - la, 0.25 * squares, 1e-9);
+}
+
 std::string lowering_error(const std::vector<Layer>& layers, Shape input = {4}) {
     try {
         lower_sequential(input, layers, make_loss(LossKind::mean_squared_error), Adam(), {}, 1);

@@ -137,7 +137,7 @@ TEST(LayerArguments, AWrongArgumentNamesTheKindAndTheArgument) {
     EXPECT_EQ(error_of("dense", {{"units", std::monostate{}}}), "Dense: units is required; None is not a value for it");
     EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"unit", int64_t{3}}}),
               "Dense: unknown argument 'unit' (Dense takes units, activation, use_bias, kernel_initializer, "
-              "bias_initializer, kernel_regularizer, bias_regularizer)");
+              "bias_initializer, kernel_regularizer, bias_regularizer, activity_regularizer)");
     EXPECT_EQ(error_of("dense", {{"units", int64_t{3}}, {"kernel_regularizer", std::string("l3(0.1)")}}),
               "Dense: kernel_regularizer: 'l3(0.1)' is not a regularizer; give l1(F), l2(F), l1_l2(l1=F, l2=F), l1, l2 "
               "or l1_l2 (Keras's defaults, 0.01), or None");
@@ -176,7 +176,8 @@ TEST(LayerArguments, TheKindsListTheirKerasNamesAndWhichAreRequired) {
         EXPECT_EQ(kind.keras_class, "Conv2D");
         EXPECT_EQ(kind.arguments, (std::vector<std::string>{"filters", "kernel_size", "strides", "padding", "activation",
                                                             "use_bias", "kernel_initializer", "bias_initializer",
-                                                            "kernel_regularizer", "bias_regularizer"}));
+                                                            "kernel_regularizer", "bias_regularizer",
+                                                            "activity_regularizer"}));
         EXPECT_EQ(kind.required, (std::vector<std::string>{"filters", "kernel_size"}));
         return;
     }

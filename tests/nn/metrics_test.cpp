@@ -54,7 +54,7 @@ TEST(MetricResolution, UnknownNameIsAnError) {
     EXPECT_THROW(nn::resolve_metric("f1", 3, 1), Error);
     Sequential model({2});
     model.add(Dense(2));
-    EXPECT_THROW(model.compile(Adam(), loss_from_name("mse"), {{"precision"}}), Error);
+    EXPECT_THROW(model.compile(Adam(), loss_from_name("mse"), {{"f1_score"}}), Error);
 }
 
 TEST(MetricValues, SparseCategoricalAccuracyComparesTheArgmaxWithTheLabel) {
@@ -162,6 +162,42 @@ TEST(MetricValues, MapeAndMsleAreKerassFormulas) {
     EXPECT_NEAR(metric_mean(MetricKind::msle, p, y, 1, 4, 4), msle, 1e-12);
     EXPECT_EQ(nn::resolve_metric("mape", 4, 4).kind, MetricKind::mape);
     EXPECT_EQ(nn::resolve_metric("mean_squared_logarithmic_error", 4, 4).kind, MetricKind::msle);
+}
+
+// The ratio metrics from their counts over a batch, worked by hand.
+double ratio_metric(const std::string& name, const std::vector<double>& p, const std::vector<double>& y, int64_t width) {
+    const nn::Metric m = nn::resolve_metric(name, width, width);
+    std::vector<double> counts(static_cast<size_t>(m.counts), 0.0);
+    const int64_t rows = static_cast<int64_t>(p.size()) / width;
+    nn::metric_count(m.kind, p.data(), y.data(), rows, width, width, counts.data());
+    return nn::metric_result(m.kind, counts.data(), width, rows);
+}
+
+TEST(RatioMetrics, PrecisionRecallAndRocAucByHand) {
+    // Above 0.5: 0.9 and 0.6 are true positives, 0.8 a false one; 0.3 is a missed positive.
+    const std::vector<double> p = {0.9, 0.8, 0.3, 0.6, 0.1}, y = {1, 0, 1, 1, 0};
+    EXPECT_DOUBLE_EQ(ratio_metric("precision", p, y, 1), 2.0 / 3.0);
+    EXPECT_DOUBLE_EQ(ratio_metric("recall", p, y, 1), 2.0 / 3.0);
+    // Of the 3 x 2 (positive, negative) pairs, 4 rank the positive higher; scores lie between
+    // thresholds, so the interpolated curve is exact.
+    EXPECT_NEAR(ratio_metric("auc", p, y, 1), 4.0 / 6.0, 1e-12);
+    // Perfectly separated: both areas are 1; no positive predicted: precision 0 (Keras's divide_no_nan).
+    EXPECT_NEAR(ratio_metric("auc", {0.9, 0.2}, {1, 0}, 1), 1.0, 1e-12);
+    EXPECT_NEAR(ratio_metric("pr_auc", {0.9, 0.7, 0.2}, {1, 1, 0}, 1), 1.0, 1e-12);
+    EXPECT_EQ(ratio_metric("precision", {0.1, 0.2}, {1, 0}, 1), 0.0);
+}
+
+TEST(RatioMetrics, R2ScoreAveragesEachOutputs) {
+    // Output 0 predicts its labels exactly (1); output 1 predicts their mean (0).
+    const std::vector<double> p = {1, 2, 2, 2, 3, 2}, y = {1, 1, 2, 2, 3, 3};
+    EXPECT_NEAR(ratio_metric("r2_score", p, y, 2), 0.5, 1e-12);
+}
+
+TEST(RatioMetrics, AKeyBeforeAnEqualsSignIsTheLogKey) {
+    const nn::Metric m = nn::resolve_metric("pr=pr_auc", 1, 1);
+    EXPECT_EQ(m.kind, MetricKind::auc_pr);
+    EXPECT_EQ(m.name, "pr");
+    EXPECT_THROW(nn::resolve_metric("=auc", 1, 1), Error);
 }
 
 }  // namespace

@@ -120,6 +120,7 @@ struct Case {
     bool shuffle;
     int64_t steps_per_epoch = -1;
     bool weighted = false;  // sample weights on the training and validation rows
+    std::vector<const char*> metrics = {"accuracy", "mae"};
 };
 
 // Features from a smooth formula; class labels (N,) in [0, classes).
@@ -156,8 +157,8 @@ Counts steady_state_allocations(const Case& c) {
     if (c.weighted) plan.sample_weight = weights.data(), plan.val_sample_weight = val_weights.data();
     plan.validation_batch_size = c.batch_size;
     plan.y_width = label_width(y);
-    const std::vector<nn::Metric> metrics = {nn::resolve_metric("accuracy", classes, plan.y_width),
-                                             nn::resolve_metric("mae", classes, plan.y_width)};
+    std::vector<nn::Metric> metrics;
+    for (const char* name : c.metrics) metrics.push_back(nn::resolve_metric(name, classes, plan.y_width));
     cpu::CpuFit<float> fit(program, plan, metrics);
     fit.run_epochs(0, 1);
     const Counts counts = count_allocations([&] {
@@ -321,6 +322,18 @@ TEST(NoAllocation, LayersMadeFromTheirDeclarationsAllocateNothing) {
                           .rows = 50,
                           .batch_size = 16,
                           .shuffle = true});
+}
+
+TEST(NoAllocation, RatioMetricsAllocateNothing) {
+    // Precision, Recall, both AUCs and R2Score count into buffers the executor made.
+    expect_no_allocation({.input = {4},
+                          .layers = {Dense(8, "relu"), Dense(3, "softmax")},
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.01f),
+                          .rows = 90,
+                          .batch_size = 16,
+                          .shuffle = true,
+                          .metrics = {"precision", "recall", "auc", "pr=pr_auc", "r2_score", "accuracy"}});
 }
 
 // A Functional graph: an output read by several ops (its gradient summed), a residual Add, a

@@ -3,11 +3,12 @@ image, sequence, normalization and activation layers, Embedding; channels last) 
 onefit model with the same layers, weights, optimizer, loss and metrics, and back. Keras is imported only by
 to_keras (onefit itself never needs it); from_keras reads the model it is given."""
 from onefit.keras import layers as _layers
+from onefit.keras import metrics as _metric_objects
 from onefit.keras import models as _models
 from onefit.keras import regularizers as _regularizers
 
 # What a Keras Dense may have that onefit's has not, with the value that means "none".
-_DENSE_OFF = {"activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None,
+_DENSE_OFF = {"kernel_constraint": None, "bias_constraint": None, "lora_rank": None,
               "quantization_config": None}
 # ... and a Conv2D (its config holds pairs as tuples or lists).
 _CONV_OFF = dict(_DENSE_OFF, dilation_rate=(1, 1), groups=1)
@@ -116,7 +117,8 @@ def _layer(layer):
 
 def _regularizers_of(config, where):
     try:
-        return {key: _regularizers.get(config.get(key)) for key in ("kernel_regularizer", "bias_regularizer")}
+        return {key: _regularizers.get(config.get(key))
+                for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer")}
     except ValueError as e:
         raise TypeError(f"{where}: {e}") from None
 
@@ -158,7 +160,8 @@ def _keras_layer(k, layer):
     """The Keras layer (from the module `k`, keras.layers) equal to an onefit.keras layer."""
     kind = type(layer).__name__
     keras = __import__("keras")
-    regularizers = {key: _keras_regularizer(keras, getattr(layer, key)) for key in ("kernel_regularizer", "bias_regularizer")
+    regularizers = {key: _keras_regularizer(keras, getattr(layer, key))
+                    for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer")
                     if hasattr(layer, key)}
     if kind == "Dense":
         return k.Dense(layer.units, activation=layer.activation, use_bias=layer.use_bias, name=layer.name,
@@ -234,5 +237,6 @@ def to_keras(model):
             loss_args["from_logits"] = loss.from_logits
         if loss.label_smoothing:
             loss_args["label_smoothing"] = loss.label_smoothing
-        out.compile(optimizer=keras_optimizer, loss=loss_class(**loss_args), metrics=list(metrics))
+        out.compile(optimizer=keras_optimizer, loss=loss_class(**loss_args),
+                    metrics=[_metric_objects.keras_metric(keras, name) for name in metrics])
     return out

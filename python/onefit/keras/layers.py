@@ -178,15 +178,12 @@ class Dense(Layer):
     bias_initializer="zeros", name=None, input_shape=None)."""
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, name=None,
-                 input_shape=None, input_dim=None, **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 name=None, input_shape=None, input_dim=None, **kwargs):
         _no_unsupported(kwargs, "Dense")
         super().__init__(name, input_shape, input_dim)
-        self._declare(units=units, activation=activation_name(activation), use_bias=use_bias,
-                      kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer),
-                      kernel_regularizer=_regularizers._text(kernel_regularizer),
-                      bias_regularizer=_regularizers._text(bias_regularizer))
+        self._declare(units=units, **_product_arguments(activation, use_bias, kernel_initializer, bias_initializer,
+                                                        kernel_regularizer, bias_regularizer, activity_regularizer))
 
     def __repr__(self):
         return f"Dense({self.units}, activation={self.activation!r})"
@@ -210,7 +207,18 @@ class Dropout(Layer):
 # data_format; a Conv2D kernel is Keras's (kh, kw, in, filters).
 
 # Keras arguments of a Conv2D that onefit has not, with the value that means "none".
-_CONV_OFF = {"dilation_rate": (1, 1), "groups": 1, "activity_regularizer": None, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None}
+_CONV_OFF = {"dilation_rate": (1, 1), "groups": 1, "kernel_constraint": None, "bias_constraint": None, "lora_rank": None}
+
+
+def _product_arguments(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                       bias_regularizer, activity_regularizer):
+    """The arguments Dense, Conv2D and Conv1D share, in their declared spelling."""
+    return dict(activation=activation_name(activation), use_bias=use_bias,
+                kernel_initializer=_initializer_name(kernel_initializer),
+                bias_initializer=_initializer_name(bias_initializer),
+                kernel_regularizer=_regularizers._text(kernel_regularizer),
+                bias_regularizer=_regularizers._text(bias_regularizer),
+                activity_regularizer=_regularizers._text(activity_regularizer))
 
 
 class Conv2D(Layer):
@@ -220,17 +228,14 @@ class Conv2D(Layer):
 
     def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
-                 bias_regularizer=None, name=None, input_shape=None, **kwargs):
+                 bias_regularizer=None, activity_regularizer=None, name=None, input_shape=None, **kwargs):
         _keras_off(kwargs, _CONV_OFF, "Conv2D")
         _no_unsupported(kwargs, "Conv2D")
         super().__init__(name, input_shape)
         _channels_last(data_format, "Conv2D")
         self._declare(filters=filters, kernel_size=kernel_size, strides=strides, padding=_padding(padding),
-                      activation=activation_name(activation), use_bias=use_bias,
-                      kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer),
-                      kernel_regularizer=_regularizers._text(kernel_regularizer),
-                      bias_regularizer=_regularizers._text(bias_regularizer))
+                      **_product_arguments(activation, use_bias, kernel_initializer, bias_initializer,
+                                           kernel_regularizer, bias_regularizer, activity_regularizer))
 
     def __repr__(self):
         return f"Conv2D({self.filters}, {self.kernel_size}, activation={self.activation!r})"
@@ -383,17 +388,14 @@ class Conv1D(Layer):
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, activation=None,
                  use_bias=True, kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
-                 bias_regularizer=None, name=None, input_shape=None, **kwargs):
+                 bias_regularizer=None, activity_regularizer=None, name=None, input_shape=None, **kwargs):
         _keras_off(kwargs, self._OFF, "Conv1D")
         _no_unsupported(kwargs, "Conv1D")
         super().__init__(name, input_shape)
         _channels_last(data_format, "Conv1D")
         self._declare(filters=filters, kernel_size=_one(kernel_size), strides=_one(strides), padding=_padding(padding),
-                      activation=activation_name(activation), use_bias=use_bias,
-                      kernel_initializer=_initializer_name(kernel_initializer),
-                      bias_initializer=_initializer_name(bias_initializer),
-                      kernel_regularizer=_regularizers._text(kernel_regularizer),
-                      bias_regularizer=_regularizers._text(bias_regularizer))
+                      **_product_arguments(activation, use_bias, kernel_initializer, bias_initializer,
+                                           kernel_regularizer, bias_regularizer, activity_regularizer))
 
 
 class _Pooling1D(Layer):

@@ -15,6 +15,7 @@ from onefit._seeds import set_random_seed  # noqa: F401  (keras.utils.set_random
 from onefit.keras import callbacks as _callbacks
 from onefit.keras import layers as _layers
 from onefit.keras import losses as _losses
+from onefit.keras import metrics as _metrics
 from onefit.keras import optimizers as _optimizers
 
 
@@ -26,7 +27,9 @@ def _metric_names(metrics):
     names = []
     for m in metrics or []:
         if isinstance(m, str):
-            names.append(m)
+            names.append(_metrics._BY_STRING.get(m, m))
+        elif _metrics.metric_spec(m) is not None:  # a ratio metric (onefit's or Keras's object)
+            names.append(_metrics.metric_spec(m))
         elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
             config = m.get_config() if callable(getattr(m, "get_config", None)) else {}
             if config.get("k", 5) != 5:  # (its name would not say which k)

@@ -62,6 +62,7 @@ public:
           grads_(params_.size()), state_(program.state.begin(), program.state.end()),
           slots_(program.optimizer_slots.begin(), program.optimizer_slots.end()),
           step_(program.optimizer_step), dropout_seed_(dropout_seed) {
+        for (const nn::Metric& m : metrics_) metric_counts_.emplace_back(static_cast<size_t>(m.counts), 0.0);
         for (const ProgramOp& op : ops_)
             for (const ParamRef& p : op.params) {
                 if (p.trainable) gradient_arrays_.push_back({p.offset, p.offset + shape_elements(p.shape)});
@@ -69,6 +70,8 @@ public:
                     regularized_.push_back({p.offset, p.offset + shape_elements(p.shape), p.regularizer});
             }
         const size_t n = ops_.size();
+        for (size_t i = 0; i < n; ++i)
+            if (ops_[i].activity_regularizer().active()) activity_ops_.push_back(i);
         z_.resize(n), a_.resize(n), da_.resize(n), scratch_.resize(n), cols_.resize(n), indices_.resize(n);
         splits_.resize(n);
         size_t dcols = 0;
@@ -133,12 +136,14 @@ public:
         weights_ = weights;
         for (size_t i = 0; i < tail; ++i) forward_op(i, x, 0, rows, true, /*defer_activation=*/i + 1 == tail && tail < n);
         const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss<true>(y, 0, rows, T(1) / T(rows));
+        const double activity = activity_penalty(rows);
         for (size_t i = tail; i-- > 0;) {
             const bool tail_did_activation = tail < n && i + 1 == tail;
+            if (!activity_ops_.empty()) add_activity_gradient(i, rows);
             if (!tail_did_activation) activation_backward_op(i, 0, rows);
             params_backward_op(i, x, 0, rows, grads_.data(), 0);
         }
-        return loss + static_cast<double>(rows) * weight_penalty(true);
+        return loss + activity + static_cast<double>(rows) * weight_penalty(true);
     }
 
     // The first op of the tail that loss_and_gradients runs in two halves (the op count: none).
@@ -170,7 +175,8 @@ public:
     void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums, const T* weights = nullptr) {
         forward(x, rows, false);
         weights_ = weights;
-        sums.loss += output_loss<false>(y, 0, rows, T(1)) + static_cast<double>(rows) * weight_penalty(false);
+        sums.loss += output_loss<false>(y, 0, rows, T(1)) + activity_penalty(rows) +
+                     static_cast<double>(rows) * weight_penalty(false);
         add_metrics(y, rows, sums);
     }
 
@@ -191,6 +197,35 @@ private:
             penalty += double(r.regularizer.l1) * abs_sum + double(r.regularizer.l2) * square_sum;
         }
         return penalty;
+    }
+
+    // Keras 3's activity regularizers: each regularized op's penalty l1 sum|a| + l2 sum a^2 over the
+    // batch's outputs a (after forward), divided by the batch's rows, so the loss summed over rows
+    // gets it once.
+    double activity_penalty(int64_t rows) const {
+        double penalty = 0;
+        for (const size_t i : activity_ops_) {
+            const Regularizer& r = ops_[i].activity_regularizer();
+            const T* a = out(i);
+            double abs_sum = 0, square_sum = 0;
+            for (int64_t e = 0; e < rows * ops_[i].out_width; ++e) {
+                abs_sum += std::fabs(static_cast<double>(a[e]));
+                square_sum += static_cast<double>(a[e]) * static_cast<double>(a[e]);
+            }
+            penalty += double(r.l1) * abs_sum + double(r.l2) * square_sum;
+        }
+        return penalty;
+    }
+    // Its gradient (l1 sign(a) + 2 l2 a) / rows added to op i's dL/da, once every reader of the
+    // output has written it and before the op's activation is differentiated.
+    void add_activity_gradient(size_t i, int64_t rows) {
+        const Regularizer& r = ops_[i].activity_regularizer();
+        if (!r.active()) return;
+        const T l1 = T(r.l1), l2 = T(r.l2), scale = T(1) / T(rows);
+        const T* a = out(i);
+        T* da = da_[i].data();
+        for (int64_t e = 0; e < rows * ops_[i].out_width; ++e)
+            da[e] += scale * (l1 * T((a[e] > T(0)) - (a[e] < T(0))) + T(2) * l2 * a[e]);
     }
 
     T* out(size_t i) { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
@@ -431,7 +466,8 @@ private:
     void plan_tail(int64_t max_rows) {
         const size_t n = ops_.size();
         tail_ = n;
-        if (max_rows < kSplitMinRows || program_.graph) return;  // (a chain's tail only)
+        // (A chain's tail only; an activity penalty's gradient is added for the whole batch.)
+        if (max_rows < kSplitMinRows || program_.graph || !activity_ops_.empty()) return;
         double flops = 0;
         size_t first = n;
         for (size_t i = n; i-- > 0;) {
@@ -483,16 +519,39 @@ private:
         return loss[0] + loss[1];
     }
 
-    void add_metrics(const T* y, int64_t rows, LogSums& sums) const {
-        for (size_t k = 0; k < metrics_.size(); ++k)
-            sums.metrics[k] += nn::metric_sum(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_);
+    void add_metrics(const T* y, int64_t rows, LogSums& sums) {
+        for (size_t k = 0; k < metrics_.size(); ++k) {
+            if (metrics_[k].counts)
+                nn::metric_count(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_,
+                                 metric_counts_[k].data());
+            else
+                sums.metrics[k] += nn::metric_sum(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_);
+        }
         sums.samples += rows;
     }
+
+public:
+    // The ratio metrics (Precision, AUC, ...) count over a whole epoch's batches: their counts start
+    // at zero (an epoch's training, its validation, an evaluate) and their values are written into
+    // the sums (as value x samples, as a per-sample metric's sum) whenever the logs may be read.
+    void reset_metric_counts() {
+        for (std::vector<double>& c : metric_counts_) std::fill(c.begin(), c.end(), 0.0);
+    }
+    void finish_metrics(LogSums& sums) const {
+        for (size_t k = 0; k < metrics_.size(); ++k)
+            if (metrics_[k].counts && sums.samples > 0)
+                sums.metrics[k] = nn::metric_result(metrics_[k].kind, metric_counts_[k].data(), program_.output_width,
+                                                    sums.samples) *
+                                  static_cast<double>(sums.samples);
+    }
+
+private:
 
     const TrainingProgram& program_;
     const std::vector<ProgramOp>& ops_;
     int64_t max_rows_, y_width_;
     std::vector<nn::Metric> metrics_;
+    std::vector<std::vector<double>> metric_counts_;  // per ratio metric: its counts (add_metrics)
     std::vector<T> params_, grads_, state_, slots_;
     std::vector<nn::GradientArray> gradient_arrays_;  // each trainable array's gradient, for clipping
     struct Regularized {
@@ -500,6 +559,7 @@ private:
         Regularizer regularizer;
     };
     std::vector<Regularized> regularized_;  // the arrays with a penalty (weight_penalty)
+    std::vector<size_t> activity_ops_;      // the ops whose outputs have one (activity_penalty)
     const T* weights_ = nullptr;            // this batch's sample weights (none: every row 1)
     int64_t step_;
     uint64_t dropout_seed_;

@@ -60,6 +60,7 @@ public:
         if (static_cast<size_t>(epoch) >= logs_.size())
             logs_.resize(std::max(static_cast<size_t>(epoch) + 1, 2 * logs_.size()));
         logs_[static_cast<size_t>(epoch)] = EpochLog{};
+        executor_.reset_metric_counts();
     }
     int64_t steps_in_epoch() const override { return epoch_steps_; }
 
@@ -80,18 +81,21 @@ public:
             }
             executor_.train_step(x, y, b.count, sums, w);
         }
+        executor_.finish_metrics(sums);
     }
 
     void end_epoch() override {
         DenormalsAreZero denormals;
         const auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         LogSums& sums = logs_[static_cast<size_t>(epoch_)].validation;
+        executor_.reset_metric_counts();  // (the epoch's training values are in its logs already)
         int64_t row = 0;
         for (int64_t rows : data_.val_batches) {
             executor_.evaluate_batch(data_.val_x.data() + row * data_.x_width, data_.val_y.data() + row * data_.y_width,
                                      rows, sums, data_.val_w.size() ? data_.val_w.data() + row : nullptr);
             row += rows;
         }
+        executor_.finish_metrics(sums);
         if (profiling_)
             validation_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }

@@ -42,6 +42,7 @@ LogSums evaluate(const TrainingProgram& program, const float* x, int64_t x_width
         executor.evaluate_batch(x + done * x_width, y + done * y_width, n, sums,
                                 sample_weight ? sample_weight + done : nullptr);
     }
+    executor.finish_metrics(sums);
     return sums;
 }
 

@@ -51,9 +51,13 @@ inline bool can_stack(const TrainingProgram& program, const FitPlan& plan) {
     if (program.optimizer.learning_rate_schedule.kind != ScheduleKind::constant) return false;  // (lanes' rates are constants)
     if (program.loss.label_smoothing != 0.0f) return false;  // (the lanes' losses take labels as given)
     if (program.graph) return false;  // (the lanes run chains)
-    for (const ProgramOp& op : program.ops)
+    for (const std::string& name : program.metric_names)  // (the lanes sum per-sample metrics only)
+        if (nn::resolve_metric(name, program.output_width, plan.y_width).counts) return false;
+    for (const ProgramOp& op : program.ops) {
         for (const ParamRef& p : op.params)
             if (p.regularizer.active()) return false;  // (weight penalties: fits alone)
+        if (op.activity_regularizer().active()) return false;
+    }
     for (size_t i = 0; i < program.ops.size(); ++i) {
         const ProgramOp& op = program.ops[i];
         if (op.kind != Layer::Kind::Dense && op.kind != Layer::Kind::Dropout) return false;  // image ops fit alone

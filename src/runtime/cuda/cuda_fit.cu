@@ -60,10 +60,13 @@ DeviceModel lower_for_device(const TrainingProgram& program, const std::vector<n
     const Optimizer& o = program.optimizer;
     if (o.clipnorm > 0.0f || o.global_clipnorm > 0.0f || o.clipvalue > 0.0f)
         throw Error("device 'cuda' does not clip gradients (clipnorm, clipvalue, global_clipnorm) yet; use --device cpu");
-    for (const ProgramOp& op : program.ops)
+    for (const ProgramOp& op : program.ops) {
         for (const ParamRef& p : op.params)
             if (p.regularizer.active())
                 throw Error("device 'cuda' does not add weight regularizers (layer '" + op.layer_name + "') yet; use --device cpu");
+        if (op.activity_regularizer().active())
+            throw Error("device 'cuda' does not add activity regularizers (layer '" + op.layer_name + "') yet; use --device cpu");
+    }
     if (program.loss.label_smoothing != 0.0f)
         throw Error("device 'cuda' does not smooth labels (label_smoothing) yet; use --device cpu");
     if (o.learning_rate_schedule.kind != ScheduleKind::constant)
@@ -377,9 +380,17 @@ static void check_unweighted(const FitPlan& plan) {
         throw Error("device 'cuda' does not weight samples (sample_weight, class_weight) yet; use --device cpu");
 }
 
+static void check_metrics(const std::vector<nn::Metric>& metrics) {
+    for (const nn::Metric& m : metrics)
+        if (m.counts)
+            throw Error("device 'cuda' does not compute the metric '" + m.name +
+                        "' (an epoch-level ratio: Precision, Recall, AUC, R2Score) yet; use --device cpu");
+}
+
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
                                              const std::vector<nn::Metric>& metrics) {
     check_unweighted(plan);
+    check_metrics(metrics);
     return std::make_unique<CudaFit>(program, plan, metrics);
 }
 
@@ -387,6 +398,7 @@ std::vector<MemberResult> fit_members(const std::vector<TrainingProgram*>& membe
                                       const std::vector<nn::Metric>& metrics, int64_t first, int64_t last) {
     // Each member set up as its own fit would be (its arena uploaded), the first alone until it
     // is known to fit one block.
+    check_metrics(metrics);
     std::vector<std::unique_ptr<CudaFit>> fits;
     fits.push_back(std::make_unique<CudaFit>(*members.front(), plans.front(), metrics));
     if (!fits.front()->tiny()) return {};

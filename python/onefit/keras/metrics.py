@@ -1,0 +1,112 @@
+"""keras.metrics' epoch-level ratio metrics as onefit computes them inside the compiled fit:
+Precision, Recall, AUC (ROC and PR) and R2Score at Keras's defaults. Each is a description (its
+name, its Keras config); the model counts it over every batch of an epoch and logs the ratio, as
+Keras's stateful metrics do. Keras's own metric objects are accepted too (models._metric_names)."""
+
+
+class Metric:
+    _defaults = {}
+
+    def __init__(self, name, **config):
+        unsupported = {k: v for k, v in config.items() if v != self._defaults.get(k, v) or k not in self._defaults}
+        if unsupported:
+            raise ValueError(f"{type(self).__name__}: onefit computes it at Keras's defaults "
+                             f"({', '.join(f'{k}={v!r}' for k, v in self._defaults.items())}), not "
+                             f"{', '.join(f'{k}={v!r}' for k, v in unsupported.items())}")
+        self.name = name or self._spec()
+        self._config = {**self._defaults, **config}
+
+    def _spec(self):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"name": self.name, **self._config}
+
+    def __repr__(self):
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class Precision(Metric):
+    """keras.metrics.Precision(): true positives / predicted positives, predictions above 0.5."""
+    _defaults = {"thresholds": None, "top_k": None, "class_id": None}
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        super().__init__(name, thresholds=_threshold(thresholds), top_k=top_k, class_id=class_id)
+
+    def _spec(self):
+        return "precision"
+
+
+class Recall(Precision):
+    """keras.metrics.Recall(): true positives / actual positives, predictions above 0.5."""
+
+    def _spec(self):
+        return "recall"
+
+
+class AUC(Metric):
+    """keras.metrics.AUC(num_thresholds=200, curve="ROC" or "PR"): the area under the curve over
+    200 thresholds, summed by Keras's interpolation (Davis & Goadrich's for PR)."""
+    _defaults = {"num_thresholds": 200, "summation_method": "interpolation", "multi_label": False,
+                 "num_labels": None, "label_weights": None, "from_logits": False, "thresholds": None}
+
+    def __init__(self, num_thresholds=200, curve="ROC", summation_method="interpolation", name=None, dtype=None,
+                 thresholds=None, multi_label=False, num_labels=None, label_weights=None, from_logits=False):
+        if str(curve).upper() not in ("ROC", "PR"):
+            raise ValueError(f'AUC: curve must be "ROC" or "PR", not {curve!r}')
+        self._curve = str(curve).upper()
+        super().__init__(name or "auc", num_thresholds=num_thresholds, summation_method=str(summation_method).lower(),
+                         multi_label=multi_label, num_labels=num_labels, label_weights=label_weights,
+                         from_logits=from_logits, thresholds=thresholds)
+        self._config["curve"] = self._curve
+
+    def _spec(self):
+        return "pr_auc" if self._curve == "PR" else "auc"
+
+
+class R2Score(Metric):
+    """keras.metrics.R2Score(): each output's coefficient of determination, averaged uniformly."""
+    _defaults = {"class_aggregation": "uniform_average", "num_regressors": 0}
+
+    def __init__(self, class_aggregation="uniform_average", num_regressors=0, name="r2_score", dtype=None):
+        super().__init__(name, class_aggregation=class_aggregation, num_regressors=num_regressors)
+
+    def _spec(self):
+        return "r2_score"
+
+
+def _threshold(thresholds):
+    return None if thresholds in (None, 0.5, [0.5], (0.5,)) else thresholds
+
+
+# Keras's string identifiers of these classes (compile(metrics=["AUC"]) logs "auc").
+_BY_STRING = {"AUC": "auc", "auc": "auc", "Precision": "precision", "precision": "precision", "Recall": "recall",
+              "recall": "recall", "R2Score": "r2_score", "r2_score": "r2_score"}
+_CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2Score}
+
+
+def metric_spec(metric):
+    """The native metric string for a metric object (onefit's or Keras's, by its class and config):
+    'spec', or 'key=spec' when its name is not the spec's own; None for other objects."""
+    cls = _CLASSES.get(type(metric).__name__)
+    if cls is None:
+        return None
+    if not isinstance(metric, Metric):  # a Keras object: its config through onefit's class, which checks it
+        config = dict(metric.get_config())
+        config.pop("dtype", None)
+        metric = cls(**config)
+    spec = metric._spec()
+    return spec if metric.name == spec else f"{metric.name}={spec}"
+
+
+def keras_metric(keras, native_name):
+    """What Keras's compile takes for a native metric string ('pr=pr_auc': AUC(curve="PR", name="pr"))."""
+    key, _, spec = native_name.rpartition("=")
+    objects = {"precision": lambda name: keras.metrics.Precision(name=name),
+               "recall": lambda name: keras.metrics.Recall(name=name),
+               "auc": lambda name: keras.metrics.AUC(name=name),
+               "pr_auc": lambda name: keras.metrics.AUC(curve="PR", name=name),
+               "r2_score": lambda name: keras.metrics.R2Score(name=name)}
+    if spec in objects:
+        return objects[spec](key or ("auc" if spec == "pr_auc" else spec))
+    return native_name
