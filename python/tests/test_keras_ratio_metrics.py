@@ -34,18 +34,17 @@ def binary_data(n=64, seed=2):
     return x, y
 
 
-def compare(k, m, x, y, keys):
+def compare(k, m, x, y, keys, atol=1e-6):
     theirs = k.fit(x, y, batch_size=16, epochs=3, shuffle=False, validation_split=0.25, verbose=0).history
     ours = m.fit(x, y, batch_size=16, epochs=3, shuffle=False, validation_split=0.25, verbose=0).history
     for key in keys:
         for prefix in ("", "val_"):
-            np.testing.assert_allclose(ours[prefix + key], theirs[prefix + key], rtol=2e-5, atol=2e-6,
+            np.testing.assert_allclose(ours[prefix + key], theirs[prefix + key], rtol=0, atol=atol,
                                        err_msg=prefix + key)
     ours_eval = m.evaluate(x, y, verbose=0, return_dict=True)
     theirs_eval = k.evaluate(x, y, verbose=0, return_dict=True)
-    # (Keras sums its counts in float32, onefit in double: R2Score's sums of squares differ by ~1e-6.)
     for key in keys:
-        np.testing.assert_allclose(ours_eval[key], theirs_eval[key], rtol=2e-5, atol=1e-5, err_msg=key)
+        np.testing.assert_allclose(ours_eval[key], theirs_eval[key], rtol=0, atol=atol, err_msg=key)
     return ours
 
 
@@ -67,10 +66,28 @@ def test_r2_score_over_several_outputs_as_keras():
     y = np.stack([x[:, 0] - x[:, 1], 0.5 * x[:, 2] + 0.1 * rng.normal(size=48)], axis=1).astype(np.float32)
     make = lambda k: [k.Dense(8, activation="tanh"), k.Dense(2)]  # noqa: E731
     k, m = twins(make, (5,), "mse", [real_keras.metrics.R2Score()], ["r2_score"])
-    compare(k, m, x, y, ["r2_score"])
+    # Keras sums R2Score's squares in float32, onefit in double: they differ by ~1e-6 of the sums.
+    compare(k, m, x, y, ["r2_score"], atol=1e-5)
+
+
+def test_f1_scores_as_keras():
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(60, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[(x[:, 0] > 0).astype(int) + (x[:, 1] > 0.5).astype(int)]
+    make = lambda k: [k.Dense(8, activation="tanh"), k.Dense(3, activation="softmax")]  # noqa: E731
+    k, m = twins(make, (5,), "categorical_crossentropy",
+                 [real_keras.metrics.F1Score(average="macro", name="macro"),
+                  real_keras.metrics.F1Score(average="weighted", name="weighted"),
+                  real_keras.metrics.F1Score(average="micro", threshold=0.4, name="micro")],
+                 [keras.metrics.F1Score(average="macro", name="macro"),
+                  real_keras.metrics.F1Score(average="weighted", name="weighted"),
+                  keras.metrics.F1Score(average="micro", threshold=0.4, name="micro")])
+    compare(k, m, x, y, ["macro", "weighted", "micro"])
 
 
 def test_what_onefit_cannot_compute_is_refused_by_name():
+    with pytest.raises(ValueError, match="one value per class"):
+        keras.metrics.F1Score()
     m = keras.Sequential([keras.Input(shape=(3,)), layers.Dense(1, activation="sigmoid")])
     with pytest.raises(ValueError, match="thresholds"):
         m.compile("adam", "binary_crossentropy", metrics=[real_keras.metrics.Precision(thresholds=0.7)])

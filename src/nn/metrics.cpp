@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "onefit/error.hpp"
 
@@ -12,6 +13,29 @@ namespace {
 double ratio(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
 
 Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_width);
+
+// "f1_score(average)" or "f1_score(average, threshold)".
+Metric f1_metric(const std::string& name, int64_t pred_width) {
+    std::string inside = name.substr(9, name.size() - 10), average = inside, threshold;
+    if (const size_t comma = inside.find(','); comma != std::string::npos) {
+        average = inside.substr(0, comma);
+        threshold = inside.substr(comma + 1);
+        threshold.erase(0, threshold.find_first_not_of(' '));
+    }
+    Metric m{MetricKind::f1_macro, name, 4 * pred_width};
+    if (average == "micro") m.kind = MetricKind::f1_micro, m.counts = 4;
+    else if (average == "weighted") m.kind = MetricKind::f1_weighted;
+    else if (average != "macro")
+        throw Error("metric '" + name + "': F1Score's average must be micro, macro or weighted, got '" + average + "'");
+    if (!threshold.empty() && threshold != "None") {
+        char* end = nullptr;
+        m.threshold = std::strtod(threshold.c_str(), &end);
+        if (*end != '\0' || !(m.threshold > 0 && m.threshold <= 1))
+            throw Error("metric '" + name + "': F1Score's threshold must be in (0, 1], as Keras requires, got '" +
+                        threshold + "'");
+    }
+    return m;
+}
 
 }  // namespace
 
@@ -62,6 +86,22 @@ double metric_result(MetricKind kind, const double* c, int64_t width, int64_t sa
             }
             return total / static_cast<double>(width);
         }
+        case MetricKind::f1_micro:
+        case MetricKind::f1_macro:
+        case MetricKind::f1_weighted: {  // Keras's FBetaScore.result with beta 1, its epsilons included
+            constexpr double eps = 1e-7;
+            const int64_t classes = kind == MetricKind::f1_micro ? 1 : width;
+            double mean = 0, support = 0, weighted = 0;
+            for (int64_t j = 0; j < classes; ++j) support += c[4 * j + 3];
+            for (int64_t j = 0; j < classes; ++j) {
+                const double* k = c + 4 * j;
+                const double precision = k[0] / (k[0] + k[1] + eps), recall = k[0] / (k[0] + k[2] + eps);
+                const double f1 = 2 * precision * recall / (precision + recall + eps);
+                mean += f1 / static_cast<double>(classes);
+                weighted += f1 * k[3] / (support + eps);
+            }
+            return kind == MetricKind::f1_weighted ? weighted : mean;
+        }
         default:
             return 0;
     }
@@ -75,6 +115,11 @@ Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_widt
     if (name == "auc") return {MetricKind::auc_roc, name, 4 * kAucThresholds};
     if (name == "pr_auc") return {MetricKind::auc_pr, name, 4 * kAucThresholds};
     if (name == "r2_score") return {MetricKind::r2_score, name, 3 * pred_width};
+    if (name == "f1_score")
+        throw Error("metric 'f1_score': Keras's F1Score() gives one value per class (average=None), which onefit's "
+                    "logs (one number per metric) do not hold; use F1Score(average=\"macro\"), \"micro\" or \"weighted\" "
+                    "(natively \"f1_score(macro)\")");
+    if (name.rfind("f1_score(", 0) == 0 && name.back() == ')') return f1_metric(name, pred_width);
     if (name == "accuracy" || name == "acc") {
         // Keras: binary when the prediction has one column; sparse when labels are indices.
         if (pred_width == 1) return {MetricKind::binary_accuracy, name};

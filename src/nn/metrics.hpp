@@ -22,6 +22,7 @@ enum class MetricKind {
     // Ratio metrics, over every value of the epoch (Keras's defaults: threshold 0.5; AUC with 200
     // thresholds and summation_method "interpolation"; R2Score's uniform_average over outputs).
     precision, recall, auc_roc, auc_pr, r2_score,
+    f1_micro, f1_macro, f1_weighted,  // F1Score(average=...), each class's at Metric::threshold or argmax
 };
 inline constexpr int64_t kTopK = 5;
 inline constexpr int64_t kAucThresholds = 200;
@@ -30,12 +31,14 @@ struct Metric {
     MetricKind kind;
     std::string name;    // the log key: the name the user gave ("accuracy", "mae", ...)
     int64_t counts = 0;  // a ratio metric's counts (0: a per-sample metric, summed)
+    double threshold = -1;  // F1Score's (-1: None, each row's largest predictions are its positives)
 };
 
 // Resolves a Keras metric name for predictions of pred_width columns and labels of y_width
 // columns ("accuracy" picks sparse/categorical/binary like Keras does). "key=name" logs the
-// metric `name` under `key` (a Keras metric object's own name: AUC(curve="PR") is "auc=pr_auc").
-// Throws Error if unknown.
+// metric `name` under `key` (a Keras metric object's own name: AUC(curve="PR") is "auc=pr_auc");
+// F1Score(average, threshold) is "f1_score(macro)" or "f1_score(weighted, 0.5)". Throws Error if
+// unknown.
 Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width);
 
 // A ratio metric's value from its counts (metric_count's, over `samples` rows); Keras's
@@ -58,13 +61,17 @@ ONEFIT_SIMD_BEGIN(nn)
 
 // A ratio metric's counts of a batch added to `counts` (Metric::counts values): Precision and
 // Recall true positives, false positives, false negatives; AUC those and true negatives at each
-// of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals.
+// of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals;
+// F1Score each class's (micro: all classes') true and false positives, false negatives and labels.
 template <class T>
-void metric_count(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, double* counts) {
+void metric_count(const Metric& m, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, double* counts) {
+    const MetricKind kind = m.kind;
     const int64_t y_step = y_width == 1 ? 0 : 1;
     for (int64_t r = 0; r < rows; ++r) {
         const T* pr = p + r * width;
         const T* yr = y + r * y_width;
+        T row_max = pr[0];
+        for (int64_t j = 1; j < width; ++j) row_max = pr[j] > row_max ? pr[j] : row_max;
         for (int64_t j = 0; j < width; ++j) {
             const double pj = static_cast<double>(pr[j]), yj = static_cast<double>(yr[j * y_step]);
             const bool positive = yj != 0.0;  // (Keras casts the labels to bool)
@@ -91,6 +98,19 @@ void metric_count(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t
                 case MetricKind::r2_score: {
                     const double d = yj - pj;
                     counts[3 * j] += yj, counts[3 * j + 1] += yj * yj, counts[3 * j + 2] += d * d;
+                    break;
+                }
+                case MetricKind::f1_micro:
+                case MetricKind::f1_macro:
+                case MetricKind::f1_weighted: {
+                    // Keras's: above the threshold, or (None) the row's largest if not ~0; class
+                    // indices as labels are their one-hot rows.
+                    const double label = y_width == 1 && width > 1 ? double(static_cast<int64_t>(yr[0]) == j) : yj;
+                    const double predicted = m.threshold < 0 ? double(pr[j] >= row_max && std::fabs(pj) > 1e-9)
+                                                             : double(pj > m.threshold);
+                    double* c = counts + (kind == MetricKind::f1_micro ? 0 : 4 * j);
+                    c[0] += predicted * label, c[1] += predicted * (1 - label), c[2] += (1 - predicted) * label;
+                    c[3] += label;
                     break;
                 }
                 default:

@@ -169,7 +169,7 @@ double ratio_metric(const std::string& name, const std::vector<double>& p, const
     const nn::Metric m = nn::resolve_metric(name, width, width);
     std::vector<double> counts(static_cast<size_t>(m.counts), 0.0);
     const int64_t rows = static_cast<int64_t>(p.size()) / width;
-    nn::metric_count(m.kind, p.data(), y.data(), rows, width, width, counts.data());
+    nn::metric_count(m, p.data(), y.data(), rows, width, width, counts.data());
     return nn::metric_result(m.kind, counts.data(), width, rows);
 }
 
@@ -191,6 +191,21 @@ TEST(RatioMetrics, R2ScoreAveragesEachOutputs) {
     // Output 0 predicts its labels exactly (1); output 1 predicts their mean (0).
     const std::vector<double> p = {1, 2, 2, 2, 3, 2}, y = {1, 1, 2, 2, 3, 3};
     EXPECT_NEAR(ratio_metric("r2_score", p, y, 2), 0.5, 1e-12);
+}
+
+TEST(RatioMetrics, F1ScoreAveragedAsKeras) {
+    // Three classes, argmax predictions: rows predict 0, 1, 1, 2 for labels 0, 1, 2, 2.
+    const std::vector<double> p = {0.7, 0.2, 0.1, 0.1, 0.8, 0.1, 0.2, 0.5, 0.3, 0.1, 0.2, 0.7};
+    const std::vector<double> y = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
+    // Per class: 0: p 1, r 1 -> 1; 1: p 1/2, r 1 -> 2/3; 2: p 1, r 1/2 -> 2/3 (Keras's epsilons ~1e-7).
+    EXPECT_NEAR(ratio_metric("f1_score(macro)", p, y, 3), (1 + 2.0 / 3 + 2.0 / 3) / 3, 1e-6);
+    EXPECT_NEAR(ratio_metric("f1_score(weighted)", p, y, 3), (1 * 1 + 1 * 2.0 / 3 + 2 * 2.0 / 3) / 4, 1e-6);
+    EXPECT_NEAR(ratio_metric("f1_score(micro)", p, y, 3), 0.75, 1e-6);  // 3 of 4 right: p = r = 3/4
+    // A threshold: binary predictions above it.
+    EXPECT_NEAR(ratio_metric("f1_score(macro, 0.6)", {0.9, 0.55, 0.2, 0.7}, {1, 1, 0, 0}, 1), 0.5, 1e-6);
+    EXPECT_THROW(nn::resolve_metric("f1_score", 3, 3), Error);  // Keras's average=None: one value per class
+    EXPECT_THROW(nn::resolve_metric("f1_score(mean)", 3, 3), Error);
+    EXPECT_THROW(nn::resolve_metric("f1_score(macro, 2)", 3, 3), Error);
 }
 
 TEST(RatioMetrics, AKeyBeforeAnEqualsSignIsTheLogKey) {

@@ -333,7 +333,8 @@ TEST(NoAllocation, RatioMetricsAllocateNothing) {
                           .rows = 90,
                           .batch_size = 16,
                           .shuffle = true,
-                          .metrics = {"precision", "recall", "auc", "pr=pr_auc", "r2_score", "accuracy"}});
+                          .metrics = {"precision", "recall", "auc", "pr=pr_auc", "r2_score", "f1_score(weighted)",
+                                      "accuracy"}});
 }
 
 // A Functional graph: an output read by several ops (its gradient summed), a residual Add, a

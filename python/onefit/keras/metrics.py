@@ -75,14 +75,36 @@ class R2Score(Metric):
         return "r2_score"
 
 
+class F1Score(Metric):
+    """keras.metrics.F1Score(average="macro"|"micro"|"weighted", threshold=None): the harmonic mean
+    of each class's precision and recall (threshold None: each row's largest prediction is its
+    positive), averaged as Keras's. average=None (Keras's default: one value per class) is refused:
+    onefit's logs hold one number per metric."""
+    _defaults = {}
+
+    def __init__(self, average=None, threshold=None, name="f1_score", dtype=None):
+        if average not in ("micro", "macro", "weighted"):
+            raise ValueError(f"F1Score: average={average!r} is not supported by onefit: Keras's default (None) gives "
+                             "one value per class, which onefit's logs (one number per metric) do not hold; use "
+                             'average="macro", "micro" or "weighted"')
+        if threshold is not None and not (isinstance(threshold, float) and 0 < threshold <= 1):
+            raise ValueError(f"F1Score: threshold must be a float in (0, 1], as Keras requires, not {threshold!r}")
+        super().__init__(name or "f1_score")
+        self._config = {"average": average, "threshold": threshold}
+
+    def _spec(self):
+        average, threshold = self._config["average"], self._config["threshold"]
+        return f"f1_score({average})" if threshold is None else f"f1_score({average}, {threshold!r})"
+
+
 def _threshold(thresholds):
     return None if thresholds in (None, 0.5, [0.5], (0.5,)) else thresholds
 
 
 # Keras's string identifiers of these classes (compile(metrics=["AUC"]) logs "auc").
-_BY_STRING = {"AUC": "auc", "auc": "auc", "Precision": "precision", "precision": "precision", "Recall": "recall",
+_BY_STRING = {"F1Score": "f1_score", "AUC": "auc", "auc": "auc", "Precision": "precision", "precision": "precision", "Recall": "recall",
               "recall": "recall", "R2Score": "r2_score", "r2_score": "r2_score"}
-_CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2Score}
+_CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2Score, "F1Score": F1Score}
 
 
 def metric_spec(metric):
@@ -109,4 +131,8 @@ def keras_metric(keras, native_name):
                "r2_score": lambda name: keras.metrics.R2Score(name=name)}
     if spec in objects:
         return objects[spec](key or ("auc" if spec == "pr_auc" else spec))
+    if spec.startswith("f1_score(") and spec.endswith(")"):
+        average, _, threshold = spec[len("f1_score("):-1].partition(",")
+        return keras.metrics.F1Score(average=average, threshold=float(threshold) if threshold.strip() else None,
+                                     name=key or "f1_score")
     return native_name

@@ -522,7 +522,7 @@ private:
     void add_metrics(const T* y, int64_t rows, LogSums& sums) {
         for (size_t k = 0; k < metrics_.size(); ++k) {
             if (metrics_[k].counts)
-                nn::metric_count(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_,
+                nn::metric_count(metrics_[k], output(), y, rows, program_.output_width, y_width_,
                                  metric_counts_[k].data());
             else
                 sums.metrics[k] += nn::metric_sum(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_);
