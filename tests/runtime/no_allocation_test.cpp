@@ -121,6 +121,7 @@ struct Case {
     int64_t steps_per_epoch = -1;
     bool weighted = false;  // sample weights on the training and validation rows
     std::vector<const char*> metrics = {"accuracy", "mae"};
+    float label_smoothing = 0.0f;
 };
 
 // Features from a smooth formula; class labels (N,) in [0, classes).
@@ -137,8 +138,9 @@ Tensor labels(int64_t rows, int64_t classes) {
 
 // Epochs 1..19 of a CpuFit built directly (as fit() builds it), after a warm-up epoch 0.
 Counts steady_state_allocations(const Case& c) {
-    TrainingProgram program =
-        lower_sequential(c.input, c.layers, loss_from_name(c.loss), c.optimizer, {"accuracy", "mae"}, 1);
+    Loss loss = loss_from_name(c.loss);
+    loss.label_smoothing = c.label_smoothing;
+    TrainingProgram program = lower_sequential(c.input, c.layers, loss, c.optimizer, {"accuracy", "mae"}, 1);
     const int64_t classes = program.output_width;
     const int64_t width = shape_elements(c.input);
     const Tensor x = features(c.rows, width), y = labels(c.rows, classes);
@@ -335,6 +337,32 @@ TEST(NoAllocation, RatioMetricsAllocateNothing) {
                           .shuffle = true,
                           .metrics = {"precision", "recall", "auc", "pr=pr_auc", "r2_score", "f1_score(weighted)",
                                       "accuracy"}});
+}
+
+TEST(NoAllocation, EveryTrainingControlAtOnceAllocatesNothing) {
+    // One model with all of issue 30's controls: a graph, weight and activity penalties, dropout, a
+    // schedule, clipping, weight decay, label smoothing, sample weights and the ratio metrics.
+    Optimizer o = AdamW();
+    o.global_clipnorm = 1.0f;
+    o.learning_rate_schedule = make_schedule("ExponentialDecay", {{"initial_learning_rate", 0.01},
+                                                                   {"decay_steps", int64_t{10}}, {"decay_rate", 0.9}});
+    Layer hidden = Dense(12, "relu");
+    hidden.kernel_regularizer = {0.001f, 0.01f};
+    hidden.activity_regularizer = {0.0f, 0.01f};
+    Layer branch = Dense(12, "tanh");
+    branch.inputs = {-1};
+    Layer sum = make_layer("add");
+    sum.inputs = {1, 2};
+    expect_no_allocation({.input = {6},
+                          .layers = {hidden, Dropout(0.2f), branch, sum, Dense(1, "sigmoid")},
+                          .loss = "binary_crossentropy",
+                          .optimizer = o,
+                          .rows = 80,
+                          .batch_size = 16,
+                          .shuffle = true,
+                          .weighted = true,
+                          .metrics = {"precision", "auc", "f1_score(macro, 0.5)", "accuracy"},
+                          .label_smoothing = 0.1f});
 }
 
 // A Functional graph: an output read by several ops (its gradient summed), a residual Add, a
