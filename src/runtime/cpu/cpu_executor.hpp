@@ -236,7 +236,8 @@ private:
     // Row r0 of op i's input number k (of a merge; else its only one): the batch x or an op's output.
     const T* op_input(size_t i, const T* x, int64_t r0, size_t k = 0) const {
         const int32_t source = ops_[i].inputs[k];
-        return (source < 0 ? x : out(static_cast<size_t>(source))) + r0 * shape_elements(ops_[i].spec.inputs[k]);
+        const int64_t width = k == 0 ? ops_[i].in_width : shape_elements(ops_[i].spec.inputs[k]);  // (a merge's others)
+        return (source < 0 ? x : out(static_cast<size_t>(source))) + r0 * width;
     }
 
     void forward_op(size_t i, const T* x, int64_t r0, int64_t rows, bool training, bool defer_activation = false) {
