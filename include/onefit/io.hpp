@@ -110,6 +110,28 @@ void check_model_folder(const std::string& dir);
 Sequential load_model(const std::string& dir);
 TrainingState load_training_state(const std::string& dir);  // state.json alone
 
+// ---- Keras 3 files ----
+
+// Keras 3's native format, which keras.saving.load_model reads and Keras's model.save writes: a zip
+// of metadata.json, config.json (Keras's serialisation: a Sequential or Functional model, each
+// layer's class and config, the compile config: loss, optimizer, metrics) and model.weights.h5 (each
+// layer's arrays and the optimizer's state, HDF5 through libhdf5). Written atomically. onefit's own
+// save_model and load_model take a path ending in .keras to mean this format. What Keras's format
+// cannot hold is not kept: the epoch count and the fit's seed (state.json in a folder), and the
+// model's seed; class_names ride in metadata.json, which Keras ignores.
+void save_keras(const Sequential& model, const std::string& path);
+// A .keras file that onefit or Keras 3 wrote: the model and its weights and, when the file has a
+// compile config and `compile` is set, its loss, optimizer (settings and state, so that fitting goes
+// on as Keras's would) and metrics. Throws Error naming the file and field of anything onefit cannot
+// hold (a layer class it lacks, an argument away from what onefit supports, a shared layer).
+Sequential load_keras(const std::string& path, bool compile = true);
+// The weights alone, as Keras's model.save_weights("x.weights.h5") and model.load_weights: the
+// layers' arrays by position in Keras's layer order (not by name, as Keras), and the optimizer's
+// state when the model is compiled (and the file has it, for loading).
+void save_weights_h5(const Sequential& model, const std::string& path);
+void load_weights_h5(Sequential& model, const std::string& path);
+bool is_keras_file(const std::string& path);  // ends in ".keras"
+
 // ---- Ensembles ----
 
 // Several models of one input shape whose predictions are averaged (`onefit sweep --ensemble K`

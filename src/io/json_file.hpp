@@ -27,19 +27,11 @@ inline std::string read_text(const std::string& path) {
 
 class JsonFile {
 public:
-    explicit JsonFile(std::string path) : path_(std::move(path)) {
-        const std::string text = read_text(path_);
-        try {
-            root_ = json::parse(text);
-        } catch (const json::parse_error& e) {
-            std::string detail = e.what();
-            const size_t bracket = detail.find("] ");
-            if (bracket != std::string::npos) detail.erase(0, bracket + 2);
-            throw file_error(path_, 0, 0, "malformed JSON: " + printable(detail, 200));
-        }
-        if (!root_.is_object()) throw file_error(path_, 0, 0, "must hold a JSON object {...}");
-    }
+    explicit JsonFile(std::string path) : path_(std::move(path)) { parse(read_text(path_)); }
+    // JSON that is not a file of its own (an archive's entry): `path` is what errors name.
+    JsonFile(std::string path, const std::string& text) : path_(std::move(path)) { parse(text); }
     const json& root() const { return root_; }
+    const std::string& path() const { return path_; }
     Error error(const std::string& key, const std::string& what) const {
         return file_error(path_, 0, 0, "'" + key + "' " + what);
     }
@@ -95,6 +87,17 @@ public:
     }
 
 private:
+    void parse(const std::string& text) {
+        try {
+            root_ = json::parse(text);
+        } catch (const json::parse_error& e) {
+            std::string detail = e.what();
+            const size_t bracket = detail.find("] ");
+            if (bracket != std::string::npos) detail.erase(0, bracket + 2);
+            throw file_error(path_, 0, 0, "malformed JSON: " + printable(detail, 200));
+        }
+        if (!root_.is_object()) throw file_error(path_, 0, 0, "must hold a JSON object {...}");
+    }
     std::string path_;
     json root_;
 };

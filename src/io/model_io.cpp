@@ -27,6 +27,7 @@
 #include "io/json_file.hpp"
 #include "io/layer_json.hpp"
 #include "io/parse.hpp"
+#include "io/schedule_json.hpp"
 #include "nn/layer_kinds.hpp"
 #include "nn/optimizer_math.hpp"
 #include "onefit/error.hpp"
@@ -59,20 +60,10 @@ std::string join(const std::string& dir, const char* file) { return dir + "/" + 
 
 ordered_json optimizer_fields_json(const Optimizer& o);
 
-// A schedule as Keras serialises one: its class name and get_config() arguments.
-ordered_json schedule_json(const LearningRateSchedule& schedule) {
-    ordered_json config = ordered_json::object();
-    for (const auto& [key, value] : schedule_arguments(schedule))
-        std::visit(Overloaded{[&, &key = key](std::monostate) { config[key] = nullptr; },
-                              [&, &key = key](const auto& v) { config[key] = v; }},
-                   value);
-    return {{"class_name", schedule_name(schedule.kind)}, {"config", config}};
-}
-
 ordered_json optimizer_json(const Optimizer& o) {
     ordered_json j = optimizer_fields_json(o);
     if (o.learning_rate_schedule.kind != ScheduleKind::constant)
-        j["learning_rate_schedule"] = schedule_json(o.learning_rate_schedule);
+        j["learning_rate_schedule"] = io::schedule_json(o.learning_rate_schedule);
     return j;
 }
 
@@ -262,29 +253,7 @@ Optimizer read_optimizer(const JsonFile& f, const json& spec) {
     if (spec.contains("learning_rate_schedule")) {  // (came later too)
         const std::string at = "optimizer.learning_rate_schedule";
         const json& schedule = f.get(spec, "learning_rate_schedule", at);
-        const std::string class_name = f.string(schedule, "class_name", at + ".class_name");
-        const json& config = f.get(schedule, "config", at + ".config");
-        if (!config.is_object()) throw f.error(at + ".config", "must be an object");
-        ScheduleArguments arguments;
-        for (const auto& [key, value] : config.items()) {
-            ScheduleValue v;
-            if (value.is_boolean()) v = value.get<bool>();
-            else if (value.is_number_integer()) v = value.get<int64_t>();
-            else if (value.is_number()) v = value.get<double>();
-            else if (value.is_array()) {
-                std::vector<double> list;
-                for (const json& e : value) {
-                    if (!e.is_number()) throw f.error(at + ".config." + key, "must be a list of numbers");
-                    list.push_back(e.get<double>());
-                }
-                v = list;
-            } else if (!value.is_null()) {
-                if (key == "name") continue;
-                throw f.error(at + ".config." + key, "must be a number, true/false, null or a list of numbers");
-            }
-            arguments.emplace_back(key, v);
-        }
-        o.learning_rate_schedule = f.named(at, [&] { return make_schedule(class_name, arguments); });
+        o.learning_rate_schedule = io::read_schedule(f, schedule, at);
     }
     return o;
 }
@@ -325,6 +294,7 @@ std::string new_save_id() {
 }  // namespace
 
 void save_model(const Sequential& model, const std::string& dir, int64_t epoch, std::optional<uint64_t> fit_seed) {
+    if (is_keras_file(dir)) return save_keras(model, dir);
     const TrainingProgram* program = nullptr;
     try {
         program = &model.program();
@@ -373,6 +343,15 @@ void Sequential::save(const std::string& dir) const { save_model(*this, dir); }
 
 void check_model_folder(const std::string& dir) {
     struct stat st {};
+    if (is_keras_file(dir)) {  // a file: not a folder, in a folder that exists
+        if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+            throw file_error(dir, 0, 0, "is a folder; a .keras model is one file");
+        const size_t slash = dir.rfind('/');
+        const std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash + 1);
+        if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw file_error(dir, 0, 0, "cannot be saved: its folder does not exist");
+        return;
+    }
     if (::stat(dir.c_str(), &st) != 0) return;  // new
     if (!S_ISDIR(st.st_mode))
         throw file_error(dir, 0, 0, "cannot save the model: it is a file, not a folder; choose a folder name");
@@ -395,6 +374,7 @@ void check_model_folder(const std::string& dir) {
 TrainingState load_training_state(const std::string& dir) { return read_state(dir, nullptr); }
 
 Sequential load_model(const std::string& dir) {
+    if (is_keras_file(dir)) return load_keras(dir);
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw file_error(dir, 0, 0, "cannot load a model: no such folder (save_model writes one)");

@@ -1,0 +1,619 @@
+#include "io/keras_config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <variant>
+
+#include "core/overloaded.hpp"
+#include "io/layer_json.hpp"
+#include "io/schedule_json.hpp"
+#include "nn/layer_kinds.hpp"
+#include "onefit/model.hpp"
+#include "program/training_program.hpp"
+
+namespace onefit::io {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json keras_object(const char* module, const std::string& class_name, ordered_json config) {
+    return {{"module", module}, {"class_name", class_name}, {"config", std::move(config)}, {"registered_name", nullptr}};
+}
+
+// "GlobalAveragePooling2D" -> "global_average_pooling2d", "ReLU" -> "re_lu": Keras's to_snake_case.
+std::string snake_case(const std::string& name) {
+    std::string out;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        const bool upper = c >= 'A' && c <= 'Z';
+        if (upper && i > 0) {
+            const char prev = name[i - 1];
+            const bool next_lower = i + 1 < name.size() && name[i + 1] >= 'a' && name[i + 1] <= 'z';
+            if ((prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') || next_lower) out += '_';
+        }
+        out += upper ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    return out;
+}
+
+ordered_json regularizer_json(const Regularizer& r) {
+    if (r.l2 == 0.0f) return keras_object("keras.regularizers", "L1", {{"l1", shortest(r.l1)}});
+    if (r.l1 == 0.0f) return keras_object("keras.regularizers", "L2", {{"l2", shortest(r.l2)}});
+    return keras_object("keras.regularizers", "L1L2", {{"l1", shortest(r.l1)}, {"l2", shortest(r.l2)}});
+}
+
+ordered_json shape_json(const Shape& per_sample) {
+    ordered_json s = ordered_json::array({nullptr});
+    for (int64_t d : per_sample) s.push_back(d);
+    return s;
+}
+
+ordered_json layer_config_json(const Layer& layer, const std::string& name) {
+    ordered_json c = {{"name", name}, {"trainable", true}, {"dtype", "float32"}};
+    for (const auto& [key, value] : layer_arguments(layer)) {
+        ordered_json& v = c[key];
+        if (key.size() > 12 && key.ends_with("_regularizer")) {
+            if (const auto* text = std::get_if<std::string>(&value)) v = regularizer_json(regularizer_from_text(*text));
+            else v = nullptr;
+            continue;
+        }
+        std::visit(Overloaded{[&](std::monostate) { v = nullptr; }, [&](double d) { v = shortest(static_cast<float>(d)); },
+                              [&](const auto& x) { v = x; }},
+                   value);
+    }
+    return c;
+}
+
+// ---- Writing the compile config ----
+
+struct LossClass {
+    LossKind kind;
+    const char* keras_class;
+};
+constexpr LossClass kLossClasses[] = {{LossKind::log_cosh, "LogCosh"},
+                                      {LossKind::mean_squared_error, "MeanSquaredError"},
+                                      {LossKind::mean_absolute_error, "MeanAbsoluteError"},
+                                      {LossKind::huber, "Huber"},
+                                      {LossKind::binary_crossentropy, "BinaryCrossentropy"},
+                                      {LossKind::categorical_crossentropy, "CategoricalCrossentropy"},
+                                      {LossKind::sparse_categorical_crossentropy, "SparseCategoricalCrossentropy"}};
+
+bool smooths(LossKind kind) { return kind == LossKind::binary_crossentropy || kind == LossKind::categorical_crossentropy; }
+bool has_logits(LossKind kind) { return smooths(kind) || kind == LossKind::sparse_categorical_crossentropy; }
+
+ordered_json loss_json(const Loss& loss) {
+    if (!loss.from_logits && loss.label_smoothing == 0.0f && loss.delta == 1.0f) return loss_name(loss.kind);
+    ordered_json c = {{"name", loss_name(loss.kind)}, {"reduction", "sum_over_batch_size"}};
+    if (has_logits(loss.kind)) c["from_logits"] = loss.from_logits;
+    if (smooths(loss.kind)) c["label_smoothing"] = shortest(loss.label_smoothing);
+    if (loss.kind == LossKind::huber) c["delta"] = shortest(loss.delta);
+    for (const LossClass& l : kLossClasses)
+        if (l.kind == loss.kind) return keras_object("keras.losses", l.keras_class, c);
+    return loss_name(loss.kind);
+}
+
+const char* optimizer_class(OptimizerKind kind) {
+    switch (kind) {
+        case OptimizerKind::sgd: return "SGD";
+        case OptimizerKind::adam: return "Adam";
+        case OptimizerKind::adamw: return "AdamW";
+        case OptimizerKind::rmsprop: return "RMSprop";
+        case OptimizerKind::adagrad: return "Adagrad";
+    }
+    return "Adam";
+}
+
+ordered_json off_or(float v) { return v != 0.0f ? ordered_json(shortest(v)) : ordered_json(nullptr); }
+
+ordered_json optimizer_json(const Optimizer& o) {
+    ordered_json c = {{"name", optimizer_name(o.kind)}};
+    if (o.learning_rate_schedule.kind != ScheduleKind::constant) {
+        ordered_json s = schedule_json(o.learning_rate_schedule);
+        c["learning_rate"] = keras_object("keras.optimizers.schedules", s["class_name"], s["config"]);
+    } else {
+        c["learning_rate"] = shortest(o.learning_rate);
+    }
+    c["weight_decay"] = o.kind == OptimizerKind::adamw ? ordered_json(shortest(o.weight_decay)) : off_or(o.weight_decay);
+    c["clipnorm"] = off_or(o.clipnorm);
+    c["global_clipnorm"] = off_or(o.global_clipnorm);
+    c["clipvalue"] = off_or(o.clipvalue);
+    c["use_ema"] = false;
+    c["loss_scale_factor"] = nullptr;
+    c["gradient_accumulation_steps"] = nullptr;
+    switch (o.kind) {
+        case OptimizerKind::adam:
+        case OptimizerKind::adamw:
+            c["beta_1"] = shortest(o.beta_1), c["beta_2"] = shortest(o.beta_2);
+            c["epsilon"] = shortest(o.epsilon), c["amsgrad"] = o.amsgrad;
+            break;
+        case OptimizerKind::sgd: c["momentum"] = shortest(o.momentum), c["nesterov"] = o.nesterov; break;
+        case OptimizerKind::rmsprop:
+            c["rho"] = shortest(o.rho), c["momentum"] = shortest(o.momentum);
+            c["epsilon"] = shortest(o.epsilon), c["centered"] = o.centered;
+            break;
+        case OptimizerKind::adagrad:
+            c["initial_accumulator_value"] = shortest(o.initial_accumulator_value), c["epsilon"] = shortest(o.epsilon);
+            break;
+    }
+    return keras_object("keras.optimizers", optimizer_class(o.kind), c);
+}
+
+// onefit's metric names as Keras's compile() takes them: a plain name as is; a metric object
+// (AUC(curve="PR"), F1Score(average=...), one named by "key=spec") as its serialised object.
+ordered_json metric_json(const std::string& name) {
+    std::string key = name, spec = name;
+    const size_t equals = name.find('=');
+    if (equals != std::string::npos) key = name.substr(0, equals), spec = name.substr(equals + 1);
+    const auto named = [&](const char* cls, ordered_json c) {
+        c["name"] = key;
+        return keras_object("keras.metrics", cls, c);
+    };
+    if (spec == "pr_auc") return named("AUC", {{"curve", "PR"}});
+    if (spec.rfind("f1_score(", 0) == 0 && spec.back() == ')') {
+        const std::string inside = spec.substr(9, spec.size() - 10);
+        const size_t comma = inside.find(',');
+        ordered_json c = {{"average", inside.substr(0, comma)}};
+        c["threshold"] = comma == std::string::npos ? ordered_json(nullptr) : ordered_json(std::stod(inside.substr(comma + 1)));
+        return named("F1Score", c);
+    }
+    if (key == spec) return name;
+    static const std::map<std::string, const char*> classes = {
+        {"auc", "AUC"}, {"precision", "Precision"}, {"recall", "Recall"}, {"r2_score", "R2Score"}};
+    const auto it = classes.find(spec);
+    if (it != classes.end()) return named(it->second, ordered_json::object());
+    return spec;  // a plain Keras name under another key: Keras names it itself
+}
+
+// ---- Reading ----
+
+// A value Keras's config holds, as make_layer takes it.
+LayerValue layer_value(const JsonFile& f, const json& v, const std::string& key, const std::string& at, bool wants_int) {
+    if (v.is_null()) return std::monostate{};
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_array()) {
+        std::vector<int64_t> list;
+        for (const json& e : v) {
+            if (!e.is_number_integer()) throw f.error(at, "must be a list of integers, got " + printable(v.dump()));
+            list.push_back(e.get<int64_t>());
+        }
+        if (wants_int && list.size() == 1) return list[0];  // Conv1D's kernel_size (3,)
+        return list;
+    }
+    if (v.is_object() && key.ends_with("_regularizer")) {
+        const std::string cls = f.string(v, "class_name", at + ".class_name");
+        const json& c = f.get(v, "config", at + ".config");
+        Regularizer r;
+        if (cls != "L1" && cls != "L2" && cls != "L1L2")
+            throw f.error(at, "is a " + printable(cls) + " regularizer; onefit has L1, L2 and L1L2");
+        if (c.contains("l1")) r.l1 = f.number(c, "l1", at + ".config.l1");
+        if (c.contains("l2")) r.l2 = f.number(c, "l2", at + ".config.l2");
+        return r.active() ? LayerValue(regularizer_text(r)) : LayerValue(std::monostate{});
+    }
+    throw f.error(at, "is " + printable(v.dump(), 80) + ", which onefit cannot read as a layer argument");
+}
+
+// What a Keras layer config may hold that onefit's layers do not have, and the value(s) that mean
+// "not used". Any other value is refused by name.
+bool is_off(const std::string& key, const json& v) {
+    static const std::set<std::string> null_keys = {
+        "kernel_constraint", "bias_constraint", "embeddings_constraint", "beta_constraint", "gamma_constraint",
+        "quantization_config", "lora_rank", "lora_alpha", "noise_shape", "renorm_clipping", "beta_regularizer",
+        "gamma_regularizer", "activity_regularizer"};
+    if (null_keys.count(key)) return v.is_null();
+    if (key == "data_format") return v.is_null() || v == "channels_last";
+    if (key == "dilation_rate") return v == 1 || v == json::array({1}) || v == json::array({1, 1});
+    if (key == "groups") return v == 1;
+    if (key == "keepdims" || key == "synchronized" || key == "renorm" || key == "rms_scaling" || key == "sparse")
+        return v == false;
+    if (key == "axis") return v == -1 || v == json::array({-1});  // BatchNormalization: the last axis
+    return false;
+}
+
+// Keys that are read elsewhere or change nothing onefit computes: the name, Dropout's seed (the
+// fit's seed draws onefit's masks), BatchNormalization's renorm_momentum (renorm is off), and the
+// initialisers of arrays the file's weights replace.
+bool is_ignored(const std::string& key, const Layer& defaults) {
+    if (key == "name" || key == "trainable" || key == "dtype" || key == "seed" || key == "renorm_momentum") return true;
+    if (!key.ends_with("_initializer")) return false;
+    for (const nn::LayerAttribute& a : nn::layer_kind(defaults.kind).attributes())
+        if (key == a.name) return false;
+    return true;
+}
+
+std::string initializer_name(const JsonFile& f, const json& v, const std::string& at) {
+    if (v.is_string()) return v.get<std::string>();
+    return snake_case(f.string(v, "class_name", at + ".class_name"));
+}
+
+void check_dtype(const JsonFile& f, const json& config, const std::string& at) {
+    if (!config.contains("dtype") || config["dtype"].is_null()) return;
+    const json& d = config["dtype"];
+    std::string name = d.is_string() ? d.get<std::string>() : "";
+    if (d.is_object() && d.contains("config") && d["config"].is_object() && d["config"].contains("name") &&
+        d["config"]["name"].is_string())
+        name = d["config"]["name"].get<std::string>();
+    if (name != "float32") throw f.error(at + ".dtype", "is " + printable(name.empty() ? d.dump() : name) + "; onefit runs float32");
+}
+
+Layer read_layer_config(const JsonFile& f, const json& entry, const std::string& at) {
+    const std::string cls = f.string(entry, "class_name", at + ".class_name");
+    const json& config = f.get(entry, "config", at + ".config");
+    if (!config.is_object()) throw f.error(at + ".config", "must be an object");
+    Layer::Kind kind{};
+    bool found = false;
+    for (Layer::Kind k : nn::all_layer_kinds())
+        if (cls == nn::layer_kind(k).keras_class) kind = k, found = true;
+    if (!found) {
+        std::string known;
+        for (Layer::Kind k : nn::all_layer_kinds()) known += (known.empty() ? "" : ", ") + std::string(nn::layer_kind(k).keras_class);
+        throw f.error(at + ".class_name", "is " + printable(cls) + ", a layer onefit lacks; it has " + known);
+    }
+    const std::string where = at + ".config";
+    const std::string name = f.string(config, "name", where + ".name");
+    if (config.contains("trainable") && config["trainable"] == false)
+        throw f.error(where + ".trainable", "is false (a frozen layer); onefit trains every layer");
+    check_dtype(f, config, where);
+    const Layer defaults = nn::default_layer(kind);
+    std::map<std::string, bool> ints;
+    for (const nn::LayerAttribute& a : nn::layer_kind(kind).attributes())
+        ints[a.name] = std::holds_alternative<int64_t Layer::*>(a.field);
+    LayerArguments arguments;
+    for (const auto& [key, value] : config.items()) {
+        const std::string field = where + "." + key;
+        if (is_ignored(key, defaults)) continue;
+        const bool attribute = ints.count(key) > 0;
+        if (!attribute && is_off(key, value)) continue;
+        if (!attribute && (key == "data_format" || key == "dilation_rate" || key == "groups" || is_off(key, nullptr) ||
+                           key == "keepdims" || key == "axis" || key.ends_with("_constraint")))
+            throw f.error(field, "is " + printable(value.dump(), 60) + "; onefit supports only " +
+                                     (key == "data_format" ? "channels_last" : "the default"));
+        if (key.ends_with("_initializer")) {
+            arguments.emplace_back(key, initializer_name(f, value, field));
+            continue;
+        }
+        arguments.emplace_back(key, layer_value(f, value, key, field, ints[key]));
+    }
+    try {
+        return make_layer(nn::layer_kind(kind).type, arguments, name);
+    } catch (const LayerArgumentError& e) {
+        throw f.error(e.argument.empty() ? where : where + "." + e.argument, e.what());
+    }
+}
+
+// keras_history's layer name of a __keras_tensor__ in a node's args.
+std::string history_layer(const JsonFile& f, const json& tensor, const std::string& at) {
+    const json& config = f.get(tensor, "config", at + ".config");
+    const json& history = f.get(config, "keras_history", at + ".config.keras_history");
+    if (!history.is_array() || history.size() != 3 || !history[0].is_string())
+        throw f.error(at + ".config.keras_history", "must be [layer name, node index, tensor index]");
+    if (history[1] != 0 || history[2] != 0)
+        throw f.error(at + ".config.keras_history", "names a layer's second call or output; onefit's layers are called once");
+    return history[0].get<std::string>();
+}
+
+// The layer names a Functional model's "input_layers"/"output_layers" hold: one [name, 0, 0] or a list of them.
+std::vector<std::string> end_layers(const JsonFile& f, const json& config, const char* key) {
+    const json& v = f.get(config, key, std::string("config.") + key);
+    std::vector<std::string> names;
+    if (v.is_array() && v.size() == 3 && v[0].is_string()) names.push_back(v[0].get<std::string>());
+    else if (v.is_array())
+        for (const json& e : v) {
+            if (!e.is_array() || e.empty() || !e[0].is_string()) throw f.error(std::string("config.") + key, "must list [name, 0, 0]");
+            names.push_back(e[0].get<std::string>());
+        }
+    return names;
+}
+
+float number_or_off(const JsonFile& f, const json& c, const char* key, const std::string& at) {
+    if (!c.contains(key) || c[key].is_null()) return 0.0f;
+    return f.number(c, key, at + "." + key);
+}
+
+Optimizer read_optimizer(const JsonFile& f, const json& spec, const std::string& at) {
+    if (spec.is_string()) return f.named(at, [&] { return optimizer_from_name(spec.get<std::string>()); });
+    std::string cls = f.string(spec, "class_name", at + ".class_name");
+    std::string lower;
+    for (char ch : cls) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    Optimizer o = f.named(at + ".class_name", [&] { return optimizer_from_name(lower); });
+    const json& c = f.get(spec, "config", at + ".config");
+    const std::string where = at + ".config";
+    const std::map<std::string, std::function<void(const json&)>> fields = {
+        {"learning_rate",
+         [&](const json& v) {
+             if (v.is_object()) o.learning_rate_schedule = read_schedule(f, v, where + ".learning_rate");
+             else o.learning_rate = f.number(c, "learning_rate", where + ".learning_rate");
+         }},
+        {"weight_decay", [&](const json&) { o.weight_decay = number_or_off(f, c, "weight_decay", where); }},
+        {"clipnorm", [&](const json&) { o.clipnorm = number_or_off(f, c, "clipnorm", where); }},
+        {"global_clipnorm", [&](const json&) { o.global_clipnorm = number_or_off(f, c, "global_clipnorm", where); }},
+        {"clipvalue", [&](const json&) { o.clipvalue = number_or_off(f, c, "clipvalue", where); }},
+        {"beta_1", [&](const json&) { o.beta_1 = f.number(c, "beta_1", where + ".beta_1"); }},
+        {"beta_2", [&](const json&) { o.beta_2 = f.number(c, "beta_2", where + ".beta_2"); }},
+        {"epsilon", [&](const json&) { o.epsilon = f.number(c, "epsilon", where + ".epsilon"); }},
+        {"amsgrad", [&](const json&) { o.amsgrad = f.boolean(c, "amsgrad", where + ".amsgrad"); }},
+        {"momentum", [&](const json&) { o.momentum = f.number(c, "momentum", where + ".momentum"); }},
+        {"nesterov", [&](const json&) { o.nesterov = f.boolean(c, "nesterov", where + ".nesterov"); }},
+        {"rho", [&](const json&) { o.rho = f.number(c, "rho", where + ".rho"); }},
+        {"centered", [&](const json&) { o.centered = f.boolean(c, "centered", where + ".centered"); }},
+        {"initial_accumulator_value",
+         [&](const json&) { o.initial_accumulator_value = f.number(c, "initial_accumulator_value", where + ".initial_accumulator_value"); }}};
+    for (const auto& [key, value] : c.items()) {
+        if (key == "name" || key == "ema_momentum" || key == "ema_overwrite_frequency") continue;
+        if ((key == "use_ema" && value == false) ||
+            ((key == "loss_scale_factor" || key == "gradient_accumulation_steps") && value.is_null()))
+            continue;
+        const auto it = fields.find(key);
+        if (it == fields.end()) throw f.error(where + "." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
+        it->second(value);
+    }
+    return o;
+}
+
+Loss read_loss(const JsonFile& f, const json& spec, const std::string& at) {
+    if (spec.is_string()) return f.named(at, [&] { return loss_from_name(spec.get<std::string>()); });
+    const std::string cls = f.string(spec, "class_name", at + ".class_name");
+    Loss loss;
+    bool found = false;
+    for (const LossClass& l : kLossClasses)
+        if (cls == l.keras_class) loss.kind = l.kind, found = true;
+    if (!found) throw f.error(at + ".class_name", "is " + printable(cls) + ", a loss onefit lacks");
+    const json& c = f.get(spec, "config", at + ".config");
+    const std::string where = at + ".config";
+    for (const auto& [key, value] : c.items()) {
+        if (key == "name" || key == "dtype") continue;
+        if (key == "reduction" && value == "sum_over_batch_size") continue;
+        if ((key == "axis" && value == -1) || (key == "ignore_class" && value.is_null())) continue;
+        if (key == "from_logits" && has_logits(loss.kind)) loss.from_logits = f.boolean(c, key, where + "." + key);
+        else if (key == "label_smoothing" && smooths(loss.kind)) loss.label_smoothing = f.number(c, key, where + "." + key);
+        else if (key == "delta" && loss.kind == LossKind::huber) loss.delta = f.number(c, key, where + "." + key);
+        else throw f.error(where + "." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
+    }
+    return loss;
+}
+
+std::string read_metric(const JsonFile& f, const json& spec, const std::string& at) {
+    if (spec.is_string()) return spec.get<std::string>();
+    const std::string cls = f.string(spec, "class_name", at + ".class_name");
+    const json& c = f.get(spec, "config", at + ".config");
+    std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : snake_case(cls);
+    std::string metric = snake_case(cls);
+    for (const auto& [key, value] : c.items()) {
+        if (key == "name" || key == "dtype") continue;
+        if (cls == "AUC" && key == "curve") {
+            if (value == "PR") metric = "pr_auc";
+            else if (value != "ROC") throw f.error(at + ".config.curve", "must be ROC or PR");
+            continue;
+        }
+        if (cls == "F1Score" && (key == "average" || key == "threshold")) continue;
+        const bool off = value.is_null() || value == false || (key == "num_thresholds" && value == 200) ||
+                         (key == "summation_method" && value == "interpolation") || (key == "k" && value == 5) ||
+                         (key == "class_aggregation" && value == "uniform_average") ||
+                         (key == "num_regressors" && value == 0) || (key == "beta" && value == 1);
+        if (!off) throw f.error(at + ".config." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
+    }
+    if (cls == "F1Score") {
+        const json& average = f.get(c, "average", at + ".config.average");
+        if (!average.is_string()) throw f.error(at + ".config.average", "is None (one value per class); onefit takes micro, macro or weighted");
+        metric = "f1_score(" + average.get<std::string>();
+        if (c.contains("threshold") && !c["threshold"].is_null()) metric += ", " + std::to_string(f.number(c, "threshold", at + ".config.threshold"));
+        metric += ")";
+    }
+    return name == metric ? metric : name + "=" + metric;
+}
+
+KerasCompile read_compile(const JsonFile& f, const json& c) {
+    KerasCompile k;
+    for (const char* key : {"loss_weights", "weighted_metrics"})
+        if (c.contains(key) && !c[key].is_null()) throw f.error(std::string("compile_config.") + key, "is not supported by onefit");
+    k.loss = read_loss(f, f.get(c, "loss", "compile_config.loss"), "compile_config.loss");
+    k.optimizer = read_optimizer(f, f.get(c, "optimizer", "compile_config.optimizer"), "compile_config.optimizer");
+    if (c.contains("metrics") && !c["metrics"].is_null()) {
+        const json& m = c["metrics"];
+        if (!m.is_array()) throw f.error("compile_config.metrics", "must be a list (per-output metrics are not supported)");
+        for (size_t i = 0; i < m.size(); ++i) k.metrics.push_back(read_metric(f, m[i], "compile_config.metrics[" + std::to_string(i) + "]"));
+    }
+    return k;
+}
+
+Shape input_shape_of(const JsonFile& f, const json& batch_shape, const std::string& at) {
+    if (!batch_shape.is_array() || batch_shape.size() < 2 || batch_shape.size() > 4)
+        throw f.error(at, "must be [None, ...] of 1 to 3 dimensions, got " + printable(batch_shape.dump()));
+    Shape s;
+    for (size_t i = 1; i < batch_shape.size(); ++i) {
+        if (!batch_shape[i].is_number_integer() || batch_shape[i].get<int64_t>() < 1)
+            throw f.error(at, "must give every dimension but the batch, got " + printable(batch_shape.dump()));
+        s.push_back(batch_shape[i].get<int64_t>());
+    }
+    return s;
+}
+
+}  // namespace
+
+std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
+    std::vector<size_t> order(layers.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (!nn::is_graph(layers) || layers.empty()) return order;
+    const int64_t n = static_cast<int64_t>(layers.size());
+    // Node i + 1 is layer i; node 0 the model's input.
+    std::vector<int64_t> depth(static_cast<size_t>(n + 1), 0), seen(static_cast<size_t>(n + 1), -1);
+    for (int64_t i = n - 1; i >= 0; --i)
+        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(i)))
+            depth[static_cast<size_t>(s + 1)] = std::max(depth[static_cast<size_t>(s + 1)], depth[static_cast<size_t>(i + 1)] + 1);
+    int64_t next = 0;
+    const std::function<void(int64_t)> walk = [&](int64_t node) {
+        if (seen[static_cast<size_t>(node)] >= 0) return;
+        seen[static_cast<size_t>(node)] = next++;
+        if (node == 0) return;
+        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(node - 1))) walk(s + 1);
+    };
+    walk(n);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (depth[a + 1] != depth[b + 1]) return depth[a + 1] > depth[b + 1];
+        return seen[a + 1] < seen[b + 1];
+    });
+    return order;
+}
+
+std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, bool functional) {
+    std::map<std::string, int> used;
+    if (functional) used["input_layer"] = 0;
+    std::vector<std::string> groups;
+    for (const Layer& layer : ordered) {
+        const std::string base = snake_case(nn::layer_kind(layer.kind).keras_class);
+        const auto it = used.find(base);
+        if (it == used.end()) {
+            used[base] = 0;
+            groups.push_back("layers/" + base);
+        } else {
+            groups.push_back("layers/" + base + "_" + std::to_string(++it->second));
+        }
+    }
+    return groups;
+}
+
+ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>& order) {
+    const std::vector<Layer>& layers = model.layers();
+    const std::vector<std::string> names = model.layer_names();
+    const bool functional = nn::is_graph(layers);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), layers, names);
+    const ordered_json input_layer = {
+        {"module", "keras.layers"},
+        {"class_name", "InputLayer"},
+        {"config", {{"batch_shape", shape_json(model.input_shape())}, {"dtype", "float32"}, {"sparse", false}, {"name", "input_layer"}}},
+        {"registered_name", nullptr}};
+    ordered_json list = ordered_json::array();
+    if (!functional) list.push_back(input_layer);
+    else {
+        ordered_json in = input_layer;
+        in["name"] = "input_layer";
+        in["inbound_nodes"] = ordered_json::array();
+        list.push_back(in);
+    }
+    for (size_t i : order) {
+        ordered_json entry = keras_object("keras.layers", nn::layer_kind(layers[i].kind).keras_class,
+                                          layer_config_json(layers[i], names[i]));
+        if (specs[i].inputs.size() > 1) {
+            ordered_json shapes = ordered_json::array();
+            for (const Shape& s : specs[i].inputs) shapes.push_back(shape_json(s));
+            entry["build_config"] = {{"input_shape", shapes}};
+        } else {
+            entry["build_config"] = {{"input_shape", shape_json(specs[i].input)}};
+        }
+        if (functional) {
+            ordered_json args = ordered_json::array();
+            const std::vector<int32_t> sources = nn::layer_sources(layers, i);
+            for (size_t k = 0; k < sources.size(); ++k) {
+                const int32_t s = sources[k];
+                const Shape& shape = s < 0 ? model.input_shape() : specs[static_cast<size_t>(s)].output;
+                args.push_back({{"class_name", "__keras_tensor__"},
+                                {"config",
+                                 {{"shape", shape_json(shape)},
+                                  {"dtype", "float32"},
+                                  {"keras_history", {s < 0 ? std::string("input_layer") : names[static_cast<size_t>(s)], 0, 0}}}}});
+            }
+            entry["name"] = names[i];
+            entry["inbound_nodes"] = ordered_json::array(
+                {{{"args", sources.size() > 1 ? ordered_json::array({args}) : args}, {"kwargs", ordered_json::object()}}});
+        }
+        list.push_back(entry);
+    }
+    ordered_json config = {{"name", functional ? "functional" : "sequential"}, {"trainable", true}, {"layers", list}};
+    if (functional) {
+        config["input_layers"] = {"input_layer", 0, 0};
+        config["output_layers"] = {names.back(), 0, 0};
+    }
+    ordered_json j = {{"module", functional ? "keras.src.models.functional" : "keras"},
+                      {"class_name", functional ? "Functional" : "Sequential"},
+                      {"config", config},
+                      {"registered_name", nullptr},
+                      {"build_config", {{"input_shape", shape_json(model.input_shape())}}}};
+    const TrainingProgram* program = nullptr;
+    try {
+        program = &model.program();
+    } catch (const Error&) {  // not compiled: Keras's file then has no compile_config either
+    }
+    if (program) {
+        ordered_json metrics = ordered_json::array();
+        for (const std::string& m : program->metric_names) metrics.push_back(metric_json(m));
+        j["compile_config"] = {{"optimizer", optimizer_json(program->optimizer)}, {"loss", loss_json(program->loss)},
+                               {"loss_weights", nullptr}, {"metrics", metrics}, {"weighted_metrics", nullptr},
+                               {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", true}};
+    }
+    return j;
+}
+
+KerasModelConfig read_keras_model_json(const JsonFile& f) {
+    const json& root = f.root();
+    const std::string cls = f.string(root, "class_name", "class_name");
+    if (cls != "Sequential" && cls != "Functional" && cls != "Model")
+        throw f.error("class_name", "is " + printable(cls) + "; onefit reads Sequential and Functional models (not subclassed ones)");
+    KerasModelConfig out;
+    out.functional = cls != "Sequential";
+    const json& config = f.get(root, "config", "config");
+    const json& layers = f.get(config, "layers", "config.layers");
+    if (!layers.is_array()) throw f.error("config.layers", "must be a list");
+    std::map<std::string, int32_t> index;  // layer name -> its index in out.layers (-1: the input)
+    bool have_input = false;
+    for (size_t i = 0; i < layers.size(); ++i) {
+        const std::string at = "config.layers[" + std::to_string(i) + "]";
+        const json& entry = layers[i];
+        if (f.string(entry, "class_name", at + ".class_name") == "InputLayer") {
+            const json& c = f.get(entry, "config", at + ".config");
+            const char* key = c.contains("batch_shape") ? "batch_shape" : "batch_input_shape";
+            if (have_input) throw f.error(at, "is a second InputLayer; onefit's models take one input");
+            out.input_shape = input_shape_of(f, f.get(c, key, at + ".config." + key), at + ".config." + key);
+            have_input = true;
+            index[c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "input_layer"] = -1;
+            continue;
+        }
+        Layer layer = read_layer_config(f, entry, at);
+        if (out.functional) {
+            const json& nodes = f.get(entry, "inbound_nodes", at + ".inbound_nodes");
+            if (!nodes.is_array() || nodes.size() != 1)
+                throw f.error(at + ".inbound_nodes", "holds " + std::to_string(nodes.size()) +
+                                                         " calls; onefit's layers are called once (shared layers are not supported)");
+            const json& args = f.get(nodes[0], "args", at + ".inbound_nodes[0].args");
+            if (!args.is_array() || args.size() != 1) throw f.error(at + ".inbound_nodes[0].args", "must hold one input (a tensor or a list)");
+            const json tensors = args[0].is_array() ? args[0] : json::array({args[0]});
+            std::vector<int32_t> sources;
+            for (size_t k = 0; k < tensors.size(); ++k) {
+                const std::string name = history_layer(f, tensors[k], at + ".inbound_nodes[0].args[" + std::to_string(k) + "]");
+                const auto it = index.find(name);
+                if (it == index.end()) throw f.error(at + ".inbound_nodes", "takes the output of " + printable(name) + ", which is no earlier layer");
+                sources.push_back(it->second);
+            }
+            layer.inputs = sources;
+        }
+        index[layer.name] = static_cast<int32_t>(out.layers.size());
+        out.layers.push_back(std::move(layer));
+    }
+    if (!have_input) {  // a Sequential saved without keras.Input: its build shape
+        const json* shape = nullptr;
+        if (config.contains("build_input_shape") && !config["build_input_shape"].is_null()) shape = &config["build_input_shape"];
+        else if (root.contains("build_config") && root["build_config"].is_object() && root["build_config"].contains("input_shape"))
+            shape = &root["build_config"]["input_shape"];
+        if (!shape || shape->is_null()) throw f.error("config", "has no input shape (the model was saved before it was built)");
+        out.input_shape = input_shape_of(f, *shape, "build_config.input_shape");
+    }
+    if (out.layers.empty()) throw f.error("config.layers", "has no layers");
+    if (out.functional) {
+        if (end_layers(f, config, "input_layers").size() != 1) throw f.error("config.input_layers", "must name one input; onefit's models take one");
+        const std::vector<std::string> outputs = end_layers(f, config, "output_layers");
+        if (outputs.size() != 1) throw f.error("config.output_layers", "must name one output; onefit's models give one");
+        if (outputs[0] != out.layers.back().name)
+            throw f.error("config.output_layers", "names " + printable(outputs[0]) + ", not the last layer " + printable(out.layers.back().name));
+        // A chain written as a Functional model is still a graph's list: keep its edges explicit.
+        for (size_t i = 0; i < out.layers.size(); ++i)
+            if (out.layers[i].inputs == std::vector<int32_t>{static_cast<int32_t>(i) - 1}) out.layers[i].inputs.clear();
+    }
+    if (root.contains("compile_config") && !root["compile_config"].is_null()) out.compile = read_compile(f, root["compile_config"]);
+    return out;
+}
+
+}  // namespace onefit::io

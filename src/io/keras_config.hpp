@@ -1,0 +1,57 @@
+// Keras 3's config.json of a model (keras.saving.serialize_keras_object): a Sequential or a
+// Functional model of onefit's layer kinds, each layer's Keras class and config, and the compile
+// config (loss, optimizer, metrics), both ways. The layer arguments come from each kind's
+// declared attributes (their names are Keras's), so a new kind needs nothing here.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json_file.hpp"
+#include "onefit/layers.hpp"
+#include "onefit/losses.hpp"
+#include "onefit/optimizers.hpp"
+#include "onefit/tensor.hpp"
+
+namespace onefit {
+class Sequential;
+}
+
+namespace onefit::io {
+
+// The order Keras keeps a model's layers in (model.layers, config.json, the weights file and the
+// optimizer's variables follow it): a chain's own; a Functional model's by depth from the output,
+// deepest first, ties in the order a depth-first walk from the output meets them (Keras's
+// map_graph). Indices into `layers`.
+std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers);
+
+// Each layer's group in model.weights.h5 ("layers/dense", "layers/dense_1", ...): its class in
+// snake case, numbered in Keras's order; a Functional model's InputLayer takes "input_layer" first.
+// In the order of `ordered` (the layers already in Keras's order).
+std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, bool functional);
+
+// config.json for `model`, its layers in `order` (keras_layer_order).
+nlohmann::ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>& order);
+
+struct KerasCompile {
+    Loss loss;
+    Optimizer optimizer;
+    std::vector<std::string> metrics;  // onefit's names ("accuracy", "pr=pr_auc", "f1_score(macro)")
+};
+
+struct KerasModelConfig {
+    Shape input_shape;
+    std::vector<Layer> layers;  // in the file's (Keras's) order, named, with their inputs
+    bool functional = false;
+    std::optional<KerasCompile> compile;  // when the file has a compile_config
+};
+
+// The model config.json describes; Error naming the file and the field for anything onefit cannot
+// hold (a layer class it lacks, an argument away from the value onefit supports, a shared layer,
+// several inputs, a metric object it cannot read).
+KerasModelConfig read_keras_model_json(const JsonFile& f);
+
+}  // namespace onefit::io
