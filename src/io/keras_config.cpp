@@ -435,6 +435,14 @@ Shape input_shape_of(const JsonFile& f, const json& batch_shape, const std::stri
 
 }  // namespace
 
+const TrainingProgram* compiled_program(const Sequential& model) {
+    try {
+        return &model.program();
+    } catch (const Error&) {
+        return nullptr;
+    }
+}
+
 std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
     std::vector<size_t> order(layers.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -533,12 +541,7 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
                       {"config", config},
                       {"registered_name", nullptr},
                       {"build_config", {{"input_shape", shape_json(model.input_shape())}}}};
-    const TrainingProgram* program = nullptr;
-    try {
-        program = &model.program();
-    } catch (const Error&) {  // not compiled: Keras's file then has no compile_config either
-    }
-    if (program) {
+    if (const TrainingProgram* program = compiled_program(model)) {
         ordered_json metrics = ordered_json::array();
         for (const std::string& m : program->metric_names) metrics.push_back(metric_json(m));
         j["compile_config"] = {{"optimizer", optimizer_json(program->optimizer)}, {"loss", loss_json(program->loss)},

@@ -18,9 +18,13 @@
 
 namespace onefit {
 class Sequential;
+struct TrainingProgram;
 }
 
 namespace onefit::io {
+
+// The model's compiled program, or null before compile() (what a save then leaves out).
+const TrainingProgram* compiled_program(const Sequential& model);
 
 // The order Keras keeps a model's layers in (model.layers, config.json, the weights file and the
 // optimizer's variables follow it): a chain's own; a Functional model's by depth from the output,

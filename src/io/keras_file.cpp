@@ -32,6 +32,7 @@ namespace {
 
 using io::H5Reader;
 using io::H5Writer;
+using io::compiled_program;
 using nlohmann::ordered_json;
 
 constexpr size_t kMaxEntryBytes = size_t{1} << 36;  // 64 GiB: larger than any model onefit trains
@@ -58,8 +59,8 @@ std::vector<std::vector<int>> keras_slot_groups(const Optimizer& o) {
 
 // Each trainable array of the model in Keras's order (the layers in `order`): where it starts in a
 // slot vector of ParamOrder::keras, and its size.
-std::vector<std::pair<int64_t, Shape>> trainable_arrays(const TrainingProgram& program, const std::vector<Layer>& layers,
-                                                          const std::vector<std::string>& names, const std::vector<size_t>& order) {
+std::vector<std::pair<int64_t, Shape>> trainable_arrays(const TrainingProgram& program, const std::vector<std::string>& names,
+                                                        const std::vector<size_t>& order) {
     std::vector<std::pair<int64_t, Shape>> arrays;
     for (size_t i : order)
         for (const ProgramOp& op : program.ops) {
@@ -67,16 +68,7 @@ std::vector<std::pair<int64_t, Shape>> trainable_arrays(const TrainingProgram& p
             for (const ParamRef& ref : op.params)
                 if (ref.trainable) arrays.emplace_back(ref.offset, ref.shape);
         }
-    (void)layers;
     return arrays;
-}
-
-const TrainingProgram* compiled_program(const Sequential& model) {
-    try {
-        return &model.program();
-    } catch (const Error&) {
-        return nullptr;
-    }
 }
 
 std::string weights_bytes(const Sequential& model, const std::vector<size_t>& order) {
@@ -109,7 +101,7 @@ std::string weights_bytes(const Sequential& model, const std::vector<size_t>& or
             h5.floats("optimizer/vars/" + std::to_string(next++), {}, &o.learning_rate);
         const int64_t n = program->param_count();
         std::vector<float> slot(static_cast<size_t>(n));
-        const auto arrays = trainable_arrays(*program, layers, names, order);
+        const auto arrays = trainable_arrays(*program, names, order);
         for (const std::vector<int>& group : keras_slot_groups(o)) {
             std::vector<std::vector<float>> keras(group.size(), std::vector<float>(static_cast<size_t>(n)));
             for (size_t g = 0; g < group.size(); ++g)
@@ -161,7 +153,7 @@ void read_weights(Sequential& model, const H5Reader& h5, const std::vector<size_
     if (!compiled || !h5.has_group("optimizer/vars")) return;
     TrainingProgram& program = model.program_state();
     const Optimizer& o = program.optimizer;
-    const auto arrays = trainable_arrays(program, layers, names, order);
+    const auto arrays = trainable_arrays(program, names, order);
     const auto slot_groups = keras_slot_groups(o);
     size_t slots = 0;
     for (const auto& g : slot_groups) slots += g.size();

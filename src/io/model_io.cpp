@@ -25,6 +25,7 @@
 #include "core/overloaded.hpp"
 #include "io/binary.hpp"
 #include "io/json_file.hpp"
+#include "io/keras_config.hpp"
 #include "io/layer_json.hpp"
 #include "io/parse.hpp"
 #include "io/schedule_json.hpp"
@@ -295,11 +296,7 @@ std::string new_save_id() {
 
 void save_model(const Sequential& model, const std::string& dir, int64_t epoch, std::optional<uint64_t> fit_seed) {
     if (is_keras_file(dir)) return save_keras(model, dir);
-    const TrainingProgram* program = nullptr;
-    try {
-        program = &model.program();
-    } catch (const Error&) {  // not compiled: no loss, optimizer or optimizer state to save
-    }
+    const TrainingProgram* program = io::compiled_program(model);  // null: no loss, optimizer or state to save
     const std::string save_id = new_save_id();
     // Everything is serialised before the disk is touched, so a bad name fails with nothing written.
     const std::vector<std::string> names = default_layer_names(model.layers());
