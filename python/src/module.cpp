@@ -430,6 +430,12 @@ NB_MODULE(_onefit, m) {
         .def("layer_names", &onefit::Sequential::layer_names)
         .def("count_params", &onefit::Sequential::count_params)
         .def("save", &onefit::Sequential::save, "dir"_a)
+        .def("save_weights_h5", [](const onefit::Sequential& s, const std::string& path) {
+            onefit::save_weights_h5(s, path);
+        }, "path"_a)
+        .def("load_weights_h5", [](onefit::Sequential& s, const std::string& path) {
+            onefit::load_weights_h5(s, path);
+        }, "path"_a)
         .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })
         .def_prop_ro("input_shape", [](const onefit::Sequential& s) { return s.input_shape(); })
         .def_prop_ro("seed", &onefit::Sequential::seed)
@@ -542,6 +548,8 @@ NB_MODULE(_onefit, m) {
     }, "count"_a, "low"_a, "high"_a, "log_scale"_a, "first_seed"_a, "draw_seed"_a);
 
     m.def("load_model", [](const std::string& dir) { return onefit::load_model(dir); }, "dir"_a);
+    m.def("load_keras", [](const std::string& path, bool compile) { return onefit::load_keras(path, compile); },
+          "path"_a, "compile"_a);
     m.def("cpu_simd_target", &onefit::cpu_simd_target);
     m.def("cuda_available", [] { return onefit::cuda_available(); });
 }

@@ -363,16 +363,31 @@ def test_explain_leaves_a_fitted_model_as_it_was(iris_like):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("name", ["m.keras", "m.h5", "M.HDF5"])
-def test_keras_file_names_are_refused_with_the_way_to_get_one(iris_like, tmp_path, name):
+@pytest.mark.parametrize("name", ["m.h5", "M.HDF5"])
+def test_keras_legacy_h5_names_are_refused_with_the_way_to_get_one(iris_like, tmp_path, name):
     model = small_model()
     model.fit(iris_like[0], iris_like[1], epochs=1, verbose=0)
-    with pytest.raises(ValueError, match=r"to_keras\(\)\.save"):
+    with pytest.raises(ValueError, match=r"legacy HDF5.*\.keras"):
         model.save(tmp_path / name)
     assert not (tmp_path / name).exists()
-    (tmp_path / name).write_bytes(b"PK\x03\x04 a Keras 3 zip")
-    with pytest.raises(ValueError, match="from_keras"):
+    (tmp_path / name).write_bytes(b"\x89HDF\r\n\x1a\n a legacy Keras file")
+    with pytest.raises(ValueError, match="legacy HDF5"):
         keras.models.load_model(tmp_path / name)
+
+
+def test_a_cut_keras_file_is_refused_naming_it(iris_like, tmp_path):
+    model = small_model()
+    model.fit(iris_like[0], iris_like[1], epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    data = (tmp_path / "m.keras").read_bytes()
+    (tmp_path / "cut.keras").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="cut.keras"):
+        keras.models.load_model(tmp_path / "cut.keras")
+    (tmp_path / "junk.keras").write_bytes(b"PK\x03\x04 not a zip")
+    with pytest.raises(ValueError, match="junk.keras"):
+        keras.models.load_model(tmp_path / "junk.keras")
+    with pytest.raises(ValueError, match=r"\.weights\.h5"):
+        model.save_weights(tmp_path / "w.h5")
 
 
 def test_an_optimizers_learning_rate_answers_as_keras_variable_does(iris_like):

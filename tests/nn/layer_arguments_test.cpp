@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nn/layer_kinds.hpp"
+#include "support/layer_examples.hpp"
 #include "onefit/error.hpp"
 #include "onefit/layers.hpp"
 
@@ -25,44 +26,9 @@ std::string error_of(const std::string& type, const LayerArguments& arguments) {
     return "(no error)";
 }
 
-// One layer of every kind, each argument away from its default where it has one.
-std::vector<Layer> one_of_each_kind() {
-    Layer dense = Dense(5, "relu", false, "d");
-    dense.kernel_initializer = "he_normal";
-    dense.kernel_regularizer = {0.001f, 0.5f};
-    return {dense,
-            Dropout(0.3f),
-            Flatten(),
-            Reshape({2, -1}),
-            Conv2D(4, {3, 2}, {2, 1}, "same", "tanh", false),
-            MaxPooling2D({3, 3}, {2, 1}, "same"),
-            AveragePooling2D(2, 1),
-            GlobalAveragePooling2D(),
-            BatchNormalization(0.9f, 1e-2f, false, true),
-            make_layer("activation", {{"activation", std::string("tanh")}}),
-            make_layer("relu", {{"max_value", 6.0}, {"negative_slope", 0.1}, {"threshold", 0.5}}),
-            make_layer("leaky_relu", {{"negative_slope", 0.2}}),
-            make_layer("softmax", {{"axis", int64_t{2}}}),
-            make_layer("layer_normalization", {{"epsilon", 0.01}, {"center", false}}),
-            make_layer("embedding", {{"input_dim", int64_t{10}}, {"output_dim", int64_t{4}},
-                                     {"embeddings_initializer", std::string("glorot_uniform")}}),
-            make_layer("conv1d", {{"filters", int64_t{3}}, {"kernel_size", int64_t{5}}, {"strides", int64_t{2}},
-                                  {"padding", std::string("same")}, {"use_bias", false}}),
-            make_layer("max_pooling1d", {{"pool_size", int64_t{3}}, {"strides", int64_t{1}}}),
-            make_layer("average_pooling1d", {{"padding", std::string("same")}}),
-            make_layer("global_average_pooling1d", {}),
-            make_layer("global_max_pooling1d", {}),
-            make_layer("global_max_pooling2d", {}),
-            make_layer("add"),
-            make_layer("subtract"),
-            make_layer("multiply"),
-            make_layer("average"),
-            make_layer("concatenate", {{"axis", int64_t{3}}})};
-}
-
 TEST(LayerArguments, EveryKindComesBackFromItsArgumentsAsItWasMade) {
     std::set<std::string> covered;
-    for (const Layer& layer : one_of_each_kind()) {
+    for (const Layer& layer : layer_examples::one_of_each_kind()) {
         const std::string type = layer_type(layer.kind);
         covered.insert(type);
         const Layer again = make_layer(type, layer_arguments(layer), layer.name);

@@ -20,7 +20,7 @@ from onefit.keras import optimizers as _optimizers
 
 
 # Keras's own file formats (Keras 3's zip, and the legacy HDF5 ones).
-_KERAS_FILE_SUFFIXES = (".keras", ".h5", ".hdf5")
+_LEGACY_H5_SUFFIXES = (".h5", ".hdf5")
 
 
 def _metric_names(metrics):
@@ -354,15 +354,37 @@ class Sequential:
         (print_fn or print)(text)
 
     def save(self, filepath, overwrite=True):
-        """Saves a folder (weights as safetensors, the config and optimizer state) that
-        onefit.keras.models.load_model and the onefit CLI read."""
+        """model.save("m.keras") writes Keras 3's native archive (keras.saving.load_model reads it, with
+        the optimizer's state); any other name without a Keras suffix is a folder in onefit's own format
+        (weights as safetensors). Both keep the optimizer's state and load with load_model or the CLI."""
         path = os.fspath(filepath)
-        if path.lower().endswith(_KERAS_FILE_SUFFIXES):
-            raise ValueError(f"save: {path!r} names a Keras file; onefit saves a folder in its own format (give a "
-                             "name without .keras/.h5), and model.to_keras().save(...) writes the Keras file")
+        if path.lower().endswith(_LEGACY_H5_SUFFIXES):
+            raise ValueError(f"save: {path!r} names Keras's legacy HDF5 format, which onefit does not write; "
+                             "save as .keras (Keras 3's format) instead")
         if not overwrite and os.path.exists(path):
             raise FileExistsError(f"{path} exists and overwrite=False")
         self._require_built("save").save(path)
+
+    def save_weights(self, filepath, overwrite=True):
+        """Keras 3's .weights.h5: the layers' weights only, which Keras's load_weights reads."""
+        path = os.fspath(filepath)
+        if not path.endswith(".weights.h5"):
+            raise ValueError(f"save_weights: the filename must end in `.weights.h5`, not {path!r}")
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"{path} exists and overwrite=False")
+        self._require_built("save_weights").save_weights_h5(path)
+
+    def load_weights(self, filepath):
+        """Weights from a .weights.h5 (save_weights, Keras's or onefit's) or a .keras file, into this
+        model, whose layers must match the file's."""
+        path = os.fspath(filepath)
+        native = self._require_built("load_weights")
+        if path.endswith(".weights.h5"):
+            native.load_weights_h5(path)
+        elif path.endswith(".keras"):
+            self.set_weights(_onefit.load_keras(path, False).get_weights())
+        else:
+            raise ValueError(f"load_weights: {path!r} must end in .weights.h5 or .keras")
 
     @property
     def input_shape(self):
@@ -564,12 +586,17 @@ def _isatty(stream):
 
 
 def load_model(filepath, compile=True):
-    """A model that Sequential.save (or `onefit fit --save`) wrote, with its optimizer state."""
+    """A model that model.save (or `onefit fit --save`) wrote, or a Keras 3 .keras file, with its
+    optimizer state; compile=False leaves it uncompiled, as Keras's."""
     path = os.fspath(filepath)
-    if path.lower().endswith(_KERAS_FILE_SUFFIXES) and not os.path.isdir(path):
-        raise ValueError(f"load_model: {path!r} is a Keras file, which onefit does not read; load it with Keras "
-                         "(keras.models.load_model) and convert it with onefit.keras.from_keras(model)")
-    native = _onefit.load_model(path)
+    is_file = not os.path.isdir(path)
+    if is_file and path.lower().endswith(_LEGACY_H5_SUFFIXES):
+        raise ValueError(f"load_model: {path!r} is Keras's legacy HDF5 format, which onefit does not read; load "
+                         "it with Keras and save it as .keras, or convert it with onefit.keras.from_keras(model)")
+    if is_file and path.lower().endswith(".keras"):
+        native = _onefit.load_keras(path, compile)
+    else:
+        native = _onefit.load_model(path)
     infos = native.layers
     functional = any(info["inputs"] for info in infos)
     model = Model.__new__(Model) if functional else Sequential(seed=native.seed)
@@ -583,6 +610,8 @@ def load_model(filepath, compile=True):
         model.layers.append(_layers.LAYERS[info["kind"]]._from_info(info))
     model._input_shape = tuple(native.input_shape)
     model._native = native
+    if not compile:
+        return model
     try:
         native_loss, native_optimizer = native.loss, native.optimizer
     except ValueError:  # saved before compile

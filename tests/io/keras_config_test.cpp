@@ -1,0 +1,145 @@
+// Keras 3's config.json: every layer kind comes back from a .keras file with the arguments it was
+// made with (initializers aside: the file's weights replace what they would draw), and a config
+// onefit cannot hold is refused with an Error naming the file and the field.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "io/keras_config.hpp"
+#include "io/zip_archive.hpp"
+#include "nn/layer_kinds.hpp"
+#include "onefit/onefit.hpp"
+#include "support/layer_examples.hpp"
+#include "support/test_files.hpp"
+
+namespace onefit {
+namespace {
+
+using test_files::error_of;
+namespace fs = std::filesystem;
+
+// The first of a few input shapes the layer takes (a vector, an image, a sequence, token ids).
+Shape input_shape_for(const Layer& layer) {
+    for (const Shape& shape : {Shape{4}, Shape{6, 6, 2}, Shape{8, 3}}) {
+        try {
+            nn::layer_specs(shape, {layer}, {"probe"});
+            return shape;
+        } catch (const Error&) {
+        }
+    }
+    ADD_FAILURE() << layer_type(layer.kind) << " takes none of the probe shapes";
+    return {4};
+}
+
+LayerArguments without_initializers(LayerArguments arguments) {
+    std::erase_if(arguments, [](const auto& a) { return a.first.ends_with("_initializer"); });
+    return arguments;
+}
+
+TEST(KerasConfig, EveryLayerKindComesBackFromAKerasFileAsItWasMade) {
+    std::set<std::string> covered;
+    for (Layer layer : layer_examples::one_of_each_kind()) {
+        const std::string type = layer_type(layer.kind);
+        SCOPED_TRACE(type);
+        covered.insert(type);
+        if (nn::layer_kind(layer.kind).merge_spec) layer.inputs = {-1, -1};  // a merge: the input with itself
+        Sequential model(input_shape_for(layer), 3);
+        model.add(layer).add(Flatten());  // (a model's output is flat)
+        const std::string path = test_files::temp_path("_" + type + ".keras");
+        save_keras(model, path);
+        const Sequential loaded = load_keras(path);
+        fs::remove(path);
+        EXPECT_EQ(loaded.input_shape(), model.input_shape());
+        ASSERT_EQ(loaded.layers().size(), 2u);
+        const Layer& back = loaded.layers()[0];
+        EXPECT_EQ(back.kind, layer.kind);
+        EXPECT_EQ(back.inputs, layer.inputs);
+        EXPECT_EQ(without_initializers(layer_arguments(back)), without_initializers(layer_arguments(layer)));
+        const std::vector<Tensor> wa = model.get_weights(), wb = loaded.get_weights();
+        ASSERT_EQ(wa.size(), wb.size());
+        for (size_t i = 0; i < wa.size(); ++i) {
+            ASSERT_EQ(wa[i].shape(), wb[i].shape());
+            for (int64_t k = 0; k < wa[i].size(); ++k) ASSERT_EQ(wa[i].data()[k], wb[i].data()[k]);
+        }
+    }
+    for (const LayerKindDescription& kind : layer_kinds()) EXPECT_EQ(covered.count(kind.type), 1u) << kind.type;
+}
+
+Sequential compiled_model() {
+    Sequential model({4}, 1);
+    model.add(Dense(8, "relu")).add(Dense(3, "softmax"));
+    model.compile(Adam(0.01f), loss_from_name("categorical_crossentropy"), CompileOptions{{"accuracy"}});
+    return model;
+}
+
+// A compiled two-layer model's config.json, which each case below changes in one place.
+nlohmann::ordered_json compiled_config() {
+    const Sequential model = compiled_model();
+    return io::keras_model_json(model, io::keras_layer_order(model.layers()));
+}
+
+// load_keras's error for the model's .keras file with `config` for its config.json.
+std::string load_error(const nlohmann::ordered_json& config) {
+    const std::string saved = test_files::temp_path("_saved.keras");
+    save_keras(compiled_model(), saved);
+    std::map<std::string, std::string> entries = io::read_zip(saved, size_t{1} << 20);
+    entries["config.json"] = config.dump();
+    const std::string changed =
+        test_files::write_bytes(io::zip_bytes({entries.begin(), entries.end()}), "_changed.keras");
+    const std::string message = error_of([&] { load_keras(changed); });
+    for (const std::string& p : {saved, changed}) fs::remove(p);
+    return message;
+}
+
+TEST(KerasConfig, TheUnchangedConfigReadsBack) {
+    const io::KerasModelConfig read = io::read_keras_model_json(io::JsonFile("config.json", compiled_config().dump()));
+    EXPECT_EQ(read.input_shape, (Shape{4}));
+    ASSERT_EQ(read.layers.size(), 2u);
+    EXPECT_FALSE(read.functional);
+    ASSERT_TRUE(read.compile.has_value());
+    EXPECT_EQ(read.compile->optimizer.kind, OptimizerKind::adam);
+    EXPECT_EQ(read.compile->metrics, (std::vector<std::string>{"accuracy"}));
+}
+
+TEST(KerasConfig, WhatOnefitCannotHoldIsRefusedNamingTheField) {
+    using Json = nlohmann::ordered_json;
+    struct Case {
+        const char* change;
+        std::function<void(Json&)> apply;
+        std::vector<std::string> expected;  // each must be in the message
+    };
+    // config.layers[0] is the InputLayer; [1] and [2] the Dense layers.
+    const std::vector<Case> cases = {
+        {"a subclassed model", [](Json& c) { c["class_name"] = "MyModel"; }, {"class_name", "MyModel"}},
+        {"a layer class onefit lacks", [](Json& c) { c["config"]["layers"][1]["class_name"] = "LSTM"; }, {"LSTM"}},
+        {"units not an integer", [](Json& c) { c["config"]["layers"][1]["config"]["units"] = "eight"; }, {"units"}},
+        {"a float16 layer", [](Json& c) { c["config"]["layers"][1]["config"]["dtype"] = "float16"; }, {"dtype", "float16"}},
+        {"a frozen layer", [](Json& c) { c["config"]["layers"][2]["config"]["trainable"] = false; }, {"trainable"}},
+        {"a kernel constraint",
+         [](Json& c) { c["config"]["layers"][1]["config"]["kernel_constraint"] = {{"class_name", "MaxNorm"}, {"config", Json::object()}}; },
+         {"kernel_constraint"}},
+        {"an unknown argument", [](Json& c) { c["config"]["layers"][1]["config"]["colour"] = 3; }, {"colour"}},
+        {"a loss onefit lacks", [](Json& c) { c["compile_config"]["loss"] = "ctc"; }, {"loss", "ctc"}},
+        {"an optimizer onefit lacks",
+         [](Json& c) { c["compile_config"]["optimizer"]["class_name"] = "Lion"; }, {"optimizer", "lion"}},
+        {"a metric onefit lacks", [](Json& c) { c["compile_config"]["metrics"] = Json::array({"iou"}); }, {"iou"}},
+        {"no layers", [](Json& c) { c["config"].erase("layers"); }, {"layers", "is missing"}},
+    };
+    for (const Case& k : cases) {
+        SCOPED_TRACE(k.change);
+        Json config = compiled_config();
+        k.apply(config);
+        const std::string message = load_error(config);
+        EXPECT_NE(message.find("_changed.keras/config.json"), std::string::npos) << message;
+        for (const std::string& part : k.expected) EXPECT_NE(message.find(part), std::string::npos) << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;  // one line
+    }
+}
+
+}  // namespace
+}  // namespace onefit
