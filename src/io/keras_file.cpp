@@ -71,25 +71,41 @@ std::vector<std::pair<int64_t, Shape>> trainable_arrays(const TrainingProgram& p
     return arrays;
 }
 
+// Where each layer's arrays go in model.weights.h5: the model's layers in Keras's order (`order`),
+// each with its group ("layers/dense_1") and its arrays' specs.
+struct KerasLayout {
+    std::vector<std::string> names;   // by model layer
+    std::vector<nn::LayerSpec> specs;  // by model layer
+    std::vector<std::string> groups;   // by position in order
+    bool functional = false;
+
+    KerasLayout(const Sequential& model, const std::vector<size_t>& order)
+        : names(model.layer_names()), specs(nn::layer_specs(model.input_shape(), model.layers(), names)),
+          functional(nn::is_graph(model.layers())) {
+        std::vector<Layer> ordered;
+        for (size_t i : order) ordered.push_back(model.layers()[i]);
+        groups = io::keras_weight_groups(ordered, functional);
+    }
+};
+
+// optimizer/vars starts with the iteration count and, unless a schedule gives it, the learning rate.
+size_t optimizer_header_vars(const Optimizer& o) { return o.learning_rate_schedule.kind == ScheduleKind::constant ? 2 : 1; }
+
 std::string weights_bytes(const Sequential& model, const std::vector<size_t>& order) {
-    const std::vector<Layer>& layers = model.layers();
-    const std::vector<std::string> names = model.layer_names();
-    const bool functional = nn::is_graph(layers);
-    std::vector<Layer> ordered;
-    for (size_t i : order) ordered.push_back(layers[i]);
-    const std::vector<std::string> groups = io::keras_weight_groups(ordered, functional);
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), layers, names);
+    const KerasLayout layout(model, order);
+    const std::vector<std::string>& names = layout.names;
+    const std::vector<nn::LayerSpec>& specs = layout.specs;
     const std::vector<Tensor> weights = model.get_weights();
-    std::vector<size_t> first(layers.size() + 1, 0);  // layer i's arrays start at weights[first[i]]
-    for (size_t i = 0; i < layers.size(); ++i) first[i + 1] = first[i] + specs[i].params.size();
+    std::vector<size_t> first(specs.size() + 1, 0);  // layer i's arrays start at weights[first[i]]
+    for (size_t i = 0; i < specs.size(); ++i) first[i + 1] = first[i] + specs[i].params.size();
     H5Writer h5;
-    if (functional) h5.group("layers/input_layer/vars", "input_layer");
+    if (layout.functional) h5.group("layers/input_layer/vars", "input_layer");
     for (size_t k = 0; k < order.size(); ++k) {
         const size_t i = order[k];
-        h5.group(groups[k] + "/vars", names[i]);
+        h5.group(layout.groups[k] + "/vars", names[i]);
         for (size_t p = 0; p < specs[i].params.size(); ++p) {
             const Tensor& w = weights[first[i] + p];
-            h5.floats(groups[k] + "/vars/" + std::to_string(p), w.shape(), w.data());
+            h5.floats(layout.groups[k] + "/vars/" + std::to_string(p), w.shape(), w.data());
         }
     }
     if (const TrainingProgram* program = compiled_program(model)) {
@@ -97,7 +113,7 @@ std::string weights_bytes(const Sequential& model, const std::vector<size_t>& or
         h5.group("optimizer/vars", optimizer_name(o.kind));
         int next = 0;
         h5.int64_scalar("optimizer/vars/" + std::to_string(next++), program->optimizer_step);
-        if (o.learning_rate_schedule.kind == ScheduleKind::constant)
+        if (optimizer_header_vars(o) == 2)
             h5.floats("optimizer/vars/" + std::to_string(next++), {}, &o.learning_rate);
         const int64_t n = program->param_count();
         std::vector<float> slot(static_cast<size_t>(n));
@@ -112,7 +128,7 @@ std::string weights_bytes(const Sequential& model, const std::vector<size_t>& or
                     h5.floats("optimizer/vars/" + std::to_string(next++), shape, keras[g].data() + offset);
         }
     }
-    h5.group("vars", functional ? "functional" : "sequential");
+    h5.group("vars", layout.functional ? "functional" : "sequential");
     return h5.bytes();
 }
 
@@ -120,11 +136,10 @@ std::string weights_bytes(const Sequential& model, const std::vector<size_t>& or
 // when the model is compiled and the file holds a built optimizer's variables.
 void read_weights(Sequential& model, const H5Reader& h5, const std::vector<size_t>& order) {
     const std::vector<Layer>& layers = model.layers();
-    const std::vector<std::string> names = model.layer_names();
-    std::vector<Layer> ordered;
-    for (size_t i : order) ordered.push_back(layers[i]);
-    const std::vector<std::string> groups = io::keras_weight_groups(ordered, nn::is_graph(layers));
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), layers, names);
+    const KerasLayout layout(model, order);
+    const std::vector<std::string>& names = layout.names;
+    const std::vector<std::string>& groups = layout.groups;
+    const std::vector<nn::LayerSpec>& specs = layout.specs;
     std::vector<std::vector<Tensor>> by_layer(layers.size());
     for (size_t k = 0; k < order.size(); ++k) {
         const size_t i = order[k];
@@ -157,7 +172,7 @@ void read_weights(Sequential& model, const H5Reader& h5, const std::vector<size_
     const auto slot_groups = keras_slot_groups(o);
     size_t slots = 0;
     for (const auto& g : slot_groups) slots += g.size();
-    const size_t base = o.learning_rate_schedule.kind == ScheduleKind::constant ? 2 : 1;
+    const size_t base = optimizer_header_vars(o);
     const size_t have = h5.members("optimizer/vars").size(), want = base + slots * arrays.size();
     if (have <= base) return;  // an optimizer Keras never built (saved before training): nothing to restore
     if (have != want)
