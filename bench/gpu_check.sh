@@ -81,7 +81,7 @@ gen=(-G Ninja); keep_going=(-k 0)
 command -v ninja >/dev/null || { gen=(-G "Unix Makefiles"); keep_going=(-k); log "# no ninja: using make"; }
 configured=0
 t0=$SECONDS
-if timeout "$(cap 240 200)" cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DONEFIT_CUDA=ON -DONEFIT_KERAS_FILES=OFF \
+if timeout "$(cap 240 200)" cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DONEFIT_CUDA=ON -DONEFIT_KERAS_FILES=OFF -DONEFIT_ONNX=OFF \
      -DCMAKE_CUDA_ARCHITECTURES=90 ${nvcc:+-DCMAKE_CUDA_COMPILER="$nvcc"} "${cmake_deps[@]}" \
      > "$build/configure.log" 2>&1; then
   configured=1

@@ -18,6 +18,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/onefitConfig.cmake ${CMAKE_CURRENT_BIN
 
 # pkg-config: the static library's own dependencies go in Libs.private.
 set(ONEFIT_PC_PRIVATE "${XSMM_LIBRARY} ${XSMM_NOBLAS_LIBRARY} -ldl -pthread")
+if(ONEFIT_KERAS_FILES)
+  string(APPEND ONEFIT_PC_PRIVATE " ${HDF5_C_LIBRARY} ${ZIP_LIBRARY}")
+endif()
+if(ONEFIT_ONNX)
+  string(APPEND ONEFIT_PC_PRIVATE " -lonnx -lonnx_proto -lprotobuf")
+endif()
 if(ONEFIT_HAVE_CUDA)
   string(APPEND ONEFIT_PC_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt")
 endif()

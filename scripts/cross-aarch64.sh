@@ -22,7 +22,7 @@ fi
 # The interop tests' Python runs on the host (numpy and safetensors read what the arm64 build wrote).
 bash "$here/scripts/python-env.sh" "$build/pyenv"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake" -DONEFIT_CUDA=OFF -DONEFIT_MPI=OFF -DONEFIT_BENCH=OFF -DONEFIT_KERAS_FILES=OFF \
+  -DCMAKE_TOOLCHAIN_FILE="$here/cmake/aarch64-linux-gnu.cmake" -DONEFIT_CUDA=OFF -DONEFIT_MPI=OFF -DONEFIT_BENCH=OFF -DONEFIT_KERAS_FILES=OFF -DONEFIT_ONNX=OFF \
   -DONEFIT_WERROR=ON -DONEFIT_TEST_PYTHON="$(cd "$build" && pwd)/pyenv/bin/python3"
 cmake --build "$build" -j "$(nproc)"
 file "$build/onefit" | grep -q "ARM aarch64" || { echo "cross-aarch64: $build/onefit is not an arm64 binary" >&2; exit 1; }

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build libgtest-dev libbenchmark-dev nlohmann-json3-dev
           libcli11-dev libopenblas-dev libblis-dev libxsmm-dev libdnnl-dev libhwy-dev clang libclang-rt-14-dev python3-venv python3-dev pkg-config
-          libhdf5-dev libzip-dev
+          libhdf5-dev libzip-dev libonnx-dev libprotobuf-dev
           openmpi-bin libopenmpi-dev openssh-client)
 missing=()
 for p in "${packages[@]}"; do

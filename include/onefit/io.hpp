@@ -132,6 +132,14 @@ void save_weights_h5(const Sequential& model, const std::string& path);
 void load_weights_h5(Sequential& model, const std::string& path);
 bool is_keras_file(const std::string& path);  // ends in ".keras"
 
+// ---- ONNX ----
+
+// The model's predict as an ONNX model (opset 17, IR 8) that onnxruntime runs: one float32 input
+// "input" of shape (batch, *input_shape) as Keras takes it (Embedding's indices as floats too),
+// one output "output" (batch, features); Dropout is the identity, BatchNormalization uses its
+// moving statistics, as in predict. Checked with ONNX's checker, written atomically.
+void export_onnx(const Sequential& model, const std::string& path);
+
 // ---- Ensembles ----
 
 // Several models of one input shape whose predictions are averaged (`onefit sweep --ensemble K`

@@ -436,6 +436,8 @@ NB_MODULE(_onefit, m) {
         .def("load_weights_h5", [](onefit::Sequential& s, const std::string& path) {
             onefit::load_weights_h5(s, path);
         }, "path"_a)
+        .def("export_onnx", [](const onefit::Sequential& s, const std::string& path) { onefit::export_onnx(s, path); },
+             "path"_a)
         .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })
         .def_prop_ro("input_shape", [](const onefit::Sequential& s) { return s.input_shape(); })
         .def_prop_ro("seed", &onefit::Sequential::seed)

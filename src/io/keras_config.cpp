@@ -1,6 +1,8 @@
 #include "io/keras_config.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <regex>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -25,17 +27,11 @@ ordered_json keras_object(const char* module, const std::string& class_name, ord
 
 // "GlobalAveragePooling2D" -> "global_average_pooling2d", "ReLU" -> "re_lu": Keras's to_snake_case.
 std::string snake_case(const std::string& name) {
-    std::string out;
-    for (size_t i = 0; i < name.size(); ++i) {
-        const char c = name[i];
-        const bool upper = c >= 'A' && c <= 'Z';
-        if (upper && i > 0) {
-            const char prev = name[i - 1];
-            const bool next_lower = i + 1 < name.size() && name[i + 1] >= 'a' && name[i + 1] <= 'z';
-            if ((prev >= 'a' && prev <= 'z') || (prev >= '0' && prev <= '9') || next_lower) out += '_';
-        }
-        out += upper ? static_cast<char>(c - 'A' + 'a') : c;
-    }
+    // Keras's three substitutions, as it writes them (keras/src/utils/naming.py).
+    std::string out = std::regex_replace(name, std::regex(R"(\W+)"), "");
+    out = std::regex_replace(out, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
+    out = std::regex_replace(out, std::regex("([a-z])([A-Z])"), "$1_$2");
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
 }
 

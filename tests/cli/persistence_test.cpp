@@ -189,3 +189,28 @@ TEST(CliPersist, NpyDataNeedsLabels) {
 }
 
 }  // namespace
+
+TEST(CliPersist, AKerasFileSavesPredictsAndExportsAsOnnx) {
+    const std::string model = temp_path("m.keras"), onnx = temp_path("m.onnx"), dir = temp_path("folder");
+    fs::remove_all(dir);
+    ASSERT_EQ(run_cli(with(fit_args(5), {"--save", model})).exit_code, 0);
+    ASSERT_EQ(run_cli(with(fit_args(5), {"--save", dir})).exit_code, 0);
+    // The same fit saved either way predicts the same.
+    const CliResult from_file = run_cli({"predict", "--model", model, "--data", "iris"});
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    EXPECT_EQ(from_file.out, run_cli({"predict", "--model", dir, "--data", "iris"}).out);
+    const CliResult e = run_cli({"export", "--model", model, "--onnx", onnx});
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    EXPECT_EQ(e.out, "exported: " + onnx + "\n");
+    EXPECT_GT(fs::file_size(onnx), 0u);
+    // Bad input: one line naming what is wrong, exit 2.
+    const CliResult missing = run_cli({"export", "--model", temp_path("nothing.keras"), "--onnx", onnx});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("nothing.keras"), std::string::npos) << missing.err;
+    EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
+    const CliResult nowhere = run_cli({"export", "--model", dir, "--onnx", "/no/such/folder/m.onnx"});
+    EXPECT_EQ(nowhere.exit_code, 2);
+    EXPECT_NE(nowhere.err.find("/no/such/folder"), std::string::npos) << nowhere.err;
+    for (const std::string& p : {model, onnx}) fs::remove(p);
+    fs::remove_all(dir);
+}

@@ -15,6 +15,7 @@
 #include "nn/layer_kinds.hpp"
 #include "onefit/onefit.hpp"
 #include "support/layer_examples.hpp"
+#include "support/python_check.hpp"
 #include "support/test_files.hpp"
 
 namespace onefit {
@@ -23,37 +24,29 @@ namespace {
 using test_files::error_of;
 namespace fs = std::filesystem;
 
-// The first of a few input shapes the layer takes (a vector, an image, a sequence, token ids).
-Shape input_shape_for(const Layer& layer) {
-    for (const Shape& shape : {Shape{4}, Shape{6, 6, 2}, Shape{8, 3}}) {
-        try {
-            nn::layer_specs(shape, {layer}, {"probe"});
-            return shape;
-        } catch (const Error&) {
-        }
-    }
-    ADD_FAILURE() << layer_type(layer.kind) << " takes none of the probe shapes";
-    return {4};
-}
-
 LayerArguments without_initializers(LayerArguments arguments) {
     std::erase_if(arguments, [](const auto& a) { return a.first.ends_with("_initializer"); });
     return arguments;
 }
 
-TEST(KerasConfig, EveryLayerKindComesBackFromAKerasFileAsItWasMade) {
+// onefit's file of each kind comes back with the layer as it was made, and Keras 3 itself loads
+// it and predicts what onefit predicts.
+TEST(KerasConfig, EveryLayerKindComesBackFromAKerasFileAsItWasMadeAndKerasLoadsIt) {
+    ASSERT_TRUE(test_files::python_has("import os; os.environ.setdefault(\"KERAS_BACKEND\", \"jax\"); import keras, numpy"));
+    python_check::CaseFolder folder("_kinds");
     std::set<std::string> covered;
+    uint64_t seed = 0;
     for (Layer layer : layer_examples::one_of_each_kind()) {
         const std::string type = layer_type(layer.kind);
         SCOPED_TRACE(type);
         covered.insert(type);
         if (nn::layer_kind(layer.kind).merge_spec) layer.inputs = {-1, -1};  // a merge: the input with itself
-        Sequential model(input_shape_for(layer), 3);
+        Sequential model(layer_examples::input_shape_for(layer), 3);
         model.add(layer).add(Flatten());  // (a model's output is flat)
-        const std::string path = test_files::temp_path("_" + type + ".keras");
+        layer_examples::randomise_weights(model, ++seed);
+        const std::string path = folder.path(type + ".keras");
         save_keras(model, path);
         const Sequential loaded = load_keras(path);
-        fs::remove(path);
         EXPECT_EQ(loaded.input_shape(), model.input_shape());
         ASSERT_EQ(loaded.layers().size(), 2u);
         const Layer& back = loaded.layers()[0];
@@ -66,8 +59,17 @@ TEST(KerasConfig, EveryLayerKindComesBackFromAKerasFileAsItWasMade) {
             ASSERT_EQ(wa[i].shape(), wb[i].shape());
             for (int64_t k = 0; k < wa[i].size(); ++k) ASSERT_EQ(wa[i].data()[k], wb[i].data()[k]);
         }
+        const Tensor x = layer_examples::test_inputs(model, 5, layer.kind == Layer::Kind::Embedding, 50 + seed);
+        folder.add(type, model.input_shape(), x, model.predict(x));
     }
     for (const LayerKindDescription& kind : layer_kinds()) EXPECT_EQ(covered.count(kind.type), 1u) << kind.type;
+    EXPECT_EQ(folder.run(R"(
+import os
+os.environ.setdefault("KERAS_BACKEND", "jax")
+import keras
+def check(base, x):
+    return keras.saving.load_model(base + ".keras").predict(x, verbose=0)
+)"), 0) << "Keras's predictions from onefit's files differ from onefit's (printed above)";
 }
 
 Sequential compiled_model() {

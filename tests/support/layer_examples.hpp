@@ -3,6 +3,12 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "core/rng.hpp"
+#include "nn/layer_kinds.hpp"
+#include "onefit/model.hpp"
+#include "onefit/error.hpp"
 #include "onefit/layers.hpp"
 
 namespace onefit::layer_examples {
@@ -40,6 +46,42 @@ inline std::vector<Layer> one_of_each_kind() {
             make_layer("multiply"),
             make_layer("average"),
             make_layer("concatenate", {{"axis", int64_t{3}}})};
+}
+
+// The first of a few input shapes the layer takes (a vector, an image, a sequence).
+inline Shape input_shape_for(const Layer& layer) {
+    for (const Shape& shape : {Shape{4}, Shape{6, 6, 2}, Shape{8, 3}}) {
+        try {
+            nn::layer_specs(shape, {layer}, {"probe"});
+            return shape;
+        } catch (const Error&) {
+        }
+    }
+    ADD_FAILURE() << layer_type(layer.kind) << " takes none of the probe shapes";
+    return {4};
+}
+
+// Weights drawn away from their initial values (a BatchNormalization's moving statistics too,
+// its variances kept positive), small enough that no softmax saturates and hides a difference.
+inline void randomise_weights(Sequential& model, uint64_t seed) {
+    Rng rng(seed);
+    std::vector<Tensor> weights = model.get_weights();
+    size_t next = 0;
+    for (const nn::LayerSpec& spec : nn::layer_specs(model.input_shape(), model.layers(), model.layer_names()))
+        for (const nn::ParamSpec& param : spec.params) {
+            Tensor& w = weights[next++];
+            const bool positive = std::string(param.name) == "moving_variance";
+            for (int64_t i = 0; i < w.size(); ++i) w.data()[i] = positive ? 0.5f + rng.uniform_float() : rng.uniform_float() - 0.5f;
+        }
+    model.set_weights(weights);
+}
+
+// `rows` inputs for `model`: values in [-1, 1), or an Embedding's indices 0..9.
+inline Tensor test_inputs(const Sequential& model, int64_t rows, bool indices, uint64_t seed) {
+    Tensor x({rows, shape_elements(model.input_shape())});
+    Rng rng(seed);
+    for (int64_t i = 0; i < x.size(); ++i) x.data()[i] = indices ? static_cast<float>(i % 10) : 2.0f * rng.uniform_float() - 1.0f;
+    return x;
 }
 
 }  // namespace onefit::layer_examples

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
     CLI::App* sweep = onefit::cli::add_sweep_command(app, sweep_flags);
     onefit::cli::ModelFlags model_flags;
     const auto [evaluate, predict] = onefit::cli::add_model_commands(app, model_flags);
+    CLI::App* export_command = onefit::cli::add_export_command(app, model_flags);
     try {
         app.parse(argc, argv);
         if (!sweep->parsed() && onefit::cli::launched_processes() > 1)
@@ -124,6 +125,7 @@ int main(int argc, char** argv) {
         }
         if (evaluate->parsed()) return onefit::cli::run_evaluate(model_flags);
         if (predict->parsed()) return onefit::cli::run_predict(model_flags);
+        if (export_command->parsed()) return onefit::cli::run_export(model_flags);
         return fail("no command given; try 'onefit fit' or 'onefit --help'");
     } catch (const CLI::Success& e) {  // --help, --version
         return app.exit(e);

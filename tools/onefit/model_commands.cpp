@@ -306,4 +306,21 @@ int run_predict(const ModelFlags& flags) {
     return 0;
 }
 
+// ---- export ----
+
+CLI::App* add_export_command(CLI::App& app, ModelFlags& flags) {
+    CLI::App* command = app.add_subcommand("export", "A saved model as ONNX (opset 17), which onnxruntime runs");
+    command->add_option("--model", flags.model, "The folder or .keras file `onefit fit --save` wrote")->type_name("DIR")->required();
+    command->add_option("--onnx", flags.onnx, "Write the ONNX model here (atomically)")->type_name("FILE.onnx")->required();
+    command->footer("Example: onefit export --model runs/iris --onnx iris.onnx");
+    return command;
+}
+
+int run_export(const ModelFlags& flags) {
+    check_parent_exists(flags.onnx, "--onnx");
+    export_onnx(load_for_use(flags.model), flags.onnx);
+    std::cout << "exported: " << flags.onnx << std::endl;
+    return 0;
+}
+
 }  // namespace onefit::cli

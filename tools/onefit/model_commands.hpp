@@ -45,7 +45,7 @@ private:
 void check_parent_exists(const std::string& path, const std::string& flag);
 
 struct ModelFlags {
-    std::string model, data, label, labels, output;
+    std::string model, data, label, labels, output, onnx;
     int64_t batch_size = 32;
 };
 
@@ -53,5 +53,8 @@ struct ModelFlags {
 std::pair<CLI::App*, CLI::App*> add_model_commands(CLI::App& app, ModelFlags& flags);
 int run_evaluate(const ModelFlags& flags);  // prints "loss: L - METRIC: V ..."
 int run_predict(const ModelFlags& flags);   // CSV pred_0..pred_K-1 to --output or stdout
+// `onefit export --model DIR --onnx FILE.onnx`: the saved model's predict as ONNX.
+CLI::App* add_export_command(CLI::App& app, ModelFlags& flags);
+int run_export(const ModelFlags& flags);
 
 }  // namespace onefit::cli

@@ -386,6 +386,22 @@ class Sequential:
         else:
             raise ValueError(f"load_weights: {path!r} must end in .weights.h5 or .keras")
 
+    def export(self, filepath, format=None, verbose=None, **kwargs):
+        """model.export("m.onnx") (or format="onnx"): the model's predict as ONNX (opset 17), which
+        onnxruntime runs with onefit's predictions. Keras's other formats (tf_saved_model, openvino,
+        litert) are refused by name."""
+        path = os.fspath(filepath)
+        if format is None and path.lower().endswith(".onnx"):
+            format = "onnx"
+        if format != "onnx":
+            raise ValueError(f"export: format={format!r} is not one onefit writes; it exports format='onnx' "
+                             "(or a path ending in .onnx)")
+        if kwargs:
+            raise ValueError(f"export: {', '.join(sorted(kwargs))} not supported for ONNX export")
+        self._require_built("export").export_onnx(path)
+        if verbose:
+            print(f"Saved artifact at '{path}'.")
+
     @property
     def input_shape(self):
         return None if self._input_shape is None else (None,) + tuple(self._input_shape)
