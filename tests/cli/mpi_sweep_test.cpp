@@ -6,7 +6,10 @@
 
 #if ONEFIT_HAVE_MPI
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,15 @@ using namespace onefit::testing_support;
 // Processes on this machine, as root too (CI), wherever its cores are; shared memory without
 // the kernel's cross-process copy, which containers without ptrace rights refuse. `timeout`
 // turns a hung job into exit 124 (and KILLs an mpirun that ignores TERM) instead of a hung suite.
+// Each job its own session folder: two mpiruns started together (ctest -j) race to create the
+// shared default, /tmp/ompi.HOST.UID, and the loser fails in orte_init ("File exists").
 std::vector<std::string> mpirun(int processes = 2, int seconds = 120) {
+    static int jobs = 0;
+    const std::string session = ::testing::TempDir() + "onefit_mpi_" + std::to_string(getpid()) + "_" + std::to_string(++jobs);
+    std::filesystem::create_directories(session);
     return {"timeout", "-k", "10", std::to_string(seconds), ONEFIT_MPIEXEC, "--allow-run-as-root",
             "--oversubscribe", "--bind-to", "none", "--mca", "btl_vader_single_copy_mechanism", "none",
-            "-np", std::to_string(processes)};
+            "--mca", "orte_tmpdir_base", session, "-np", std::to_string(processes)};
 }
 
 TEST(MpiSweep, TwoProcessesPrintWhatOneProcessPrints) {
