@@ -48,7 +48,7 @@ struct Layer {
     enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                       BatchNormalization, Activation, ReLU, LeakyReLU, Softmax, LayerNormalization, Embedding, Conv1D,
                       MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D,
-                      Add, Subtract, Multiply, Average, Concatenate };
+                      Add, Subtract, Multiply, Average, Concatenate, Maximum, Minimum };
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // A Functional model's edges: the layers whose outputs this one takes, as indices into the

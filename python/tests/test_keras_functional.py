@@ -1,5 +1,5 @@
 """The Functional API (keras.Input, layers called on tensors, keras.Model(inputs, outputs)) and its
-merge layers (Add, Subtract, Multiply, Average, Concatenate) against Keras 3 itself (JAX backend):
+merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate) against Keras 3 itself (JAX backend):
 from the same weights, the same predictions, per-epoch losses and validation losses within 1e-5 and
 the same trained weights; save/load, to_keras and summary keep the graph; what onefit refuses is
 named."""
@@ -39,7 +39,17 @@ def image_net(k, x):
     return k.Dense(3, activation="softmax", name="out")(p)
 
 
-CASES = [(residual_net, (5,)), (image_net, (6, 6, 2))]
+def extremum_net(k, x):
+    """Maximum and Minimum: each value's winner gets the gradient."""
+    a = k.Dense(6, activation="tanh", name="a")(x)
+    b = k.Dense(6, name="b")(x)
+    c = k.Dense(6, activation="sigmoid", name="c")(x)
+    hi = k.Maximum(name="max")([a, b, c])
+    lo = k.Minimum(name="min")([hi, b])
+    return k.Dense(3, activation="softmax", name="out")(k.Concatenate(name="cat")([hi, lo]))
+
+
+CASES = [(residual_net, (5,)), (image_net, (6, 6, 2)), (extremum_net, (5,))]
 
 
 def data(shape, n, seed):
@@ -60,7 +70,7 @@ def twins(make, shape):
     return k, m
 
 
-@pytest.mark.parametrize("make, shape", CASES, ids=["residual", "image"])
+@pytest.mark.parametrize("make, shape", CASES, ids=["residual", "image", "extremum"])
 def test_predicts_and_trains_as_keras(make, shape):
     x, y = data(shape, 32, 5)
     k, m = twins(make, shape)

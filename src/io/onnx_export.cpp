@@ -246,6 +246,8 @@ std::string lower(OnnxGraph& g, const LayerInOut& l) {
         case K::Multiply: return variadic(g, l, "Mul");
         case K::Subtract: return g.op("Sub", {l.inputs[0], l.inputs[1]}, l.at + "/sub");
         case K::Average: return g.op("Mean", l.inputs, l.at + "/mean");
+        case K::Maximum: return g.op("Max", l.inputs, l.at + "/max");
+        case K::Minimum: return g.op("Min", l.inputs, l.at + "/min");
         case K::Concatenate: attribute(g.node("Concat", l.inputs, l.at + "/concat"), "axis", layer.axis); return l.at + "/concat";
     }
     throw Error("export_onnx: layer '" + l.at + "' is a kind ONNX export does not know");

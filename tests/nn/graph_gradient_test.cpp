@@ -45,6 +45,14 @@ TEST(GraphGradients, SubtractMultiplyAverageAndAnInputReadTwiceByOneMerge) {
                             .rows = 6});
 }
 
+TEST(GraphGradients, MaximumAndMinimumSendEachGradientToTheInputThatWon) {
+    expect_gradients_match({.in = 4,
+                            .layers = {Dense(4, "tanh"), with_inputs(Dense(4), {-1}), with_inputs(Dense(4, "sigmoid"), {-1}),
+                                       merge("maximum", {0, 1, 2}), merge("minimum", {3, 1}), Dense(2)},
+                            .loss = make_loss(LossKind::mean_squared_error),
+                            .rows = 6});
+}
+
 TEST(GraphGradients, ImageBranchesConcatenatedAlongChannels) {
     expect_gradients_match({.layers = {make_layer("conv2d", {{"filters", int64_t{3}}, {"kernel_size", int64_t{2}},
                                                              {"padding", std::string("same")}, {"activation", std::string("tanh")}}),

@@ -45,6 +45,8 @@ inline std::vector<Layer> one_of_each_kind() {
             make_layer("subtract"),
             make_layer("multiply"),
             make_layer("average"),
+            make_layer("maximum"),
+            make_layer("minimum"),
             make_layer("concatenate", {{"axis", int64_t{3}}})};
 }
 

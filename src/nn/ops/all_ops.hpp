@@ -44,6 +44,8 @@
     X(Subtract, SubtractOp)                             \
     X(Multiply, MultiplyOp)                             \
     X(Average, AverageOp)                               \
+    X(Maximum, MaximumOp)                               \
+    X(Minimum, MinimumOp)                               \
     X(Concatenate, ConcatenateOp)
 #endif
 

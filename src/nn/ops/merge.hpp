@@ -1,5 +1,5 @@
-// The merge layers of Functional models: Add, Subtract, Multiply, Average and Concatenate(axis=-1),
-// as Keras 3's. Each takes two or more inputs (OpArgs::ins; Subtract exactly two) and declares its
+// The merge layers of Functional models: Add, Subtract, Multiply, Average, Maximum, Minimum and
+// Concatenate(axis=-1), as Keras 3's. Each takes two or more inputs (OpArgs::ins; Subtract exactly two) and declares its
 // output from all their shapes (merge_spec). Backward writes one input's gradient per call
 // (OpArgs::input_slot), so the executor can point it at that input's own gradient buffer or at a
 // buffer it then adds (an output several layers read).
@@ -122,6 +122,44 @@ struct AverageOp : ElementwiseMerge {
         const T inv = T(1) / T(a.n_inputs);
         for (int64_t e = 0; e < n; ++e) a.din[e] = a.dout[e] * inv;
     }
+};
+
+// Maximum, Minimum: each value the largest (smallest) of the inputs'. Its gradient goes to the
+// first input holding that value, as TensorFlow's maximum does at ties (JAX's splits a tie).
+template <bool Largest>
+struct ExtremumMerge : ElementwiseMerge {
+    template <class T>
+    static bool better(T candidate, T best) {
+        return Largest ? candidate > best : candidate < best;
+    }
+    template <class T>
+    static void forward(const OpArgs<T>& a) {
+        const int64_t n = values(a);
+        std::copy(a.ins[0], a.ins[0] + n, a.out);
+        for (int k = 1; k < a.n_inputs; ++k)
+            for (int64_t e = 0; e < n; ++e)
+                if (better(a.ins[k][e], a.out[e])) a.out[e] = a.ins[k][e];
+    }
+    template <class T>
+    static void backward(const OpArgs<T>& a) {
+        const int64_t n = values(a);
+        for (int64_t e = 0; e < n; ++e) {
+            int chosen = 0;
+            for (int k = 1; k < a.n_inputs; ++k)
+                if (better(a.ins[k][e], a.ins[chosen][e])) chosen = k;
+            a.din[e] = chosen == a.input_slot ? a.dout[e] : T(0);
+        }
+    }
+};
+
+struct MaximumOp : ExtremumMerge<true> {
+    static constexpr const char* type = "maximum";
+    static constexpr const char* keras_class = "Maximum";
+};
+
+struct MinimumOp : ExtremumMerge<false> {
+    static constexpr const char* type = "minimum";
+    static constexpr const char* keras_class = "Minimum";
 };
 
 // Concatenate(axis=-1): along the last axis (features, or an image's channels), the only one
