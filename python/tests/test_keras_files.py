@@ -128,3 +128,20 @@ def test_weights_h5_moves_weights_both_ways(iris_like, tmp_path):
     other.build((None, 4))
     with pytest.raises(ValueError, match="k.weights.h5"):
         other.load_weights(tmp_path / "k.weights.h5")
+
+
+def test_metric_objects_survive_a_keras_file_both_ways(iris_like, tmp_path):
+    x, y, _ = iris_like
+    model = onefit_mlp(keras.optimizers.Adam(0.01))
+    model.compile(optimizer="adam", loss="categorical_crossentropy",
+                  metrics=["accuracy", keras.metrics.FBetaScore(average="macro", beta=2.0, name="f2"),
+                           keras.metrics.F1Score(average="micro", threshold=0.4), keras.metrics.AUC(curve="PR", name="pr")])
+    fit_losses(model, x, y, epochs=1)
+    model.save(tmp_path / "m.keras")
+    k = real_keras.saving.load_model(tmp_path / "m.keras")
+    k_logs = k.evaluate(x, y, verbose=0, return_dict=True)
+    logs = model.evaluate(x, y, verbose=0, return_dict=True)
+    for key in ("f2", "f1_score", "pr", "accuracy"):
+        assert logs[key] == pytest.approx(k_logs[key], abs=1e-6), key
+    again = keras.models.load_model(tmp_path / "m.keras")
+    assert again.evaluate(x, y, verbose=0, return_dict=True) == pytest.approx(logs, abs=1e-7)

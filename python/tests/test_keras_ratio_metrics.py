@@ -85,7 +85,27 @@ def test_f1_scores_as_keras():
     compare(k, m, x, y, ["macro", "weighted", "micro"])
 
 
+def test_fbeta_scores_as_keras():
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(60, 5)).astype(np.float32)
+    y = np.eye(3, dtype=np.float32)[(x[:, 0] > 0).astype(int) + (x[:, 2] > 0.3).astype(int)]
+    make = lambda k: [k.Dense(8, activation="tanh"), k.Dense(3, activation="softmax")]  # noqa: E731
+    k, m = twins(make, (5,), "categorical_crossentropy",
+                 [real_keras.metrics.FBetaScore(average="macro", beta=2.0, name="f2"),
+                  real_keras.metrics.FBetaScore(average="weighted", beta=0.5, name="fhalf"),
+                  real_keras.metrics.FBetaScore(average="micro", beta=3.0, threshold=0.4, name="f3")],
+                 [keras.metrics.FBetaScore(average="macro", beta=2.0, name="f2"),
+                  real_keras.metrics.FBetaScore(average="weighted", beta=0.5, name="fhalf"),
+                  keras.metrics.FBetaScore(average="micro", beta=3.0, threshold=0.4, name="f3")])
+    compare(k, m, x, y, ["f2", "fhalf", "f3"])
+
+
 def test_what_onefit_cannot_compute_is_refused_by_name():
+    with pytest.raises(ValueError, match="one value per class"):
+        keras.metrics.FBetaScore(beta=2.0)
+    for beta in (0.0, 2):  # (Keras refuses an int beta too)
+        with pytest.raises(ValueError, match="beta must be a positive float"):
+            keras.metrics.FBetaScore(average="macro", beta=beta)
     with pytest.raises(ValueError, match="one value per class"):
         keras.metrics.F1Score()
     m = keras.Sequential([keras.Input(shape=(3,)), layers.Dense(1, activation="sigmoid")])

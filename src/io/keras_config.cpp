@@ -13,6 +13,7 @@
 #include "io/layer_json.hpp"
 #include "io/schedule_json.hpp"
 #include "nn/layer_kinds.hpp"
+#include "nn/metrics.hpp"
 #include "onefit/model.hpp"
 #include "program/training_program.hpp"
 
@@ -148,12 +149,15 @@ ordered_json metric_json(const std::string& name) {
         return keras_object("keras.metrics", cls, c);
     };
     if (spec == "pr_auc") return named("AUC", {{"curve", "PR"}});
-    if (spec.rfind("f1_score(", 0) == 0 && spec.back() == ')') {
-        const std::string inside = spec.substr(9, spec.size() - 10);
-        const size_t comma = inside.find(',');
-        ordered_json c = {{"average", inside.substr(0, comma)}};
-        c["threshold"] = comma == std::string::npos ? ordered_json(nullptr) : ordered_json(std::stod(inside.substr(comma + 1)));
-        return named("F1Score", c);
+    if (spec.rfind("f1_score(", 0) == 0 || spec.rfind("fbeta_score(", 0) == 0) {  // (resolve_metric reads the spec)
+        const nn::Metric m = nn::resolve_metric(spec, 1, 1);
+        const bool fbeta = spec[1] == 'b';
+        ordered_json c = {{"average", m.kind == nn::MetricKind::f1_micro      ? "micro"
+                                      : m.kind == nn::MetricKind::f1_weighted ? "weighted"
+                                                                              : "macro"}};
+        if (fbeta) c["beta"] = m.beta;
+        c["threshold"] = m.threshold < 0 ? ordered_json(nullptr) : ordered_json(m.threshold);
+        return named(fbeta ? "FBetaScore" : "F1Score", c);
     }
     if (key == spec) return name;
     static const std::map<std::string, const char*> classes = {
@@ -386,17 +390,19 @@ std::string read_metric(const JsonFile& f, const json& spec, const std::string& 
             else if (value != "ROC") throw f.error(at + ".config.curve", "must be ROC or PR");
             continue;
         }
-        if (cls == "F1Score" && (key == "average" || key == "threshold")) continue;
+        if ((cls == "F1Score" || cls == "FBetaScore") && (key == "average" || key == "threshold")) continue;
+        if (cls == "FBetaScore" && key == "beta") continue;
         const bool off = value.is_null() || value == false || (key == "num_thresholds" && value == 200) ||
                          (key == "summation_method" && value == "interpolation") || (key == "k" && value == 5) ||
                          (key == "class_aggregation" && value == "uniform_average") ||
                          (key == "num_regressors" && value == 0) || (key == "beta" && value == 1);
         if (!off) throw f.error(at + ".config." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
     }
-    if (cls == "F1Score") {
+    if (cls == "F1Score" || cls == "FBetaScore") {
         const json& average = f.get(c, "average", at + ".config.average");
         if (!average.is_string()) throw f.error(at + ".config.average", "is None (one value per class); onefit takes micro, macro or weighted");
-        metric = "f1_score(" + average.get<std::string>();
+        metric = (cls == "F1Score" ? "f1_score(" : "fbeta_score(") + average.get<std::string>();
+        if (cls == "FBetaScore") metric += ", " + std::to_string(c.contains("beta") ? f.number(c, "beta", at + ".config.beta") : 1.0);
         if (c.contains("threshold") && !c["threshold"].is_null()) metric += ", " + std::to_string(f.number(c, "threshold", at + ".config.threshold"));
         metric += ")";
     }

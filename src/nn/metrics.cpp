@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "onefit/error.hpp"
 
@@ -14,26 +16,43 @@ double ratio(double a, double b) { return b == 0.0 ? 0.0 : a / b; }
 
 Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_width);
 
-// "f1_score(average)" or "f1_score(average, threshold)".
-Metric f1_metric(const std::string& name, int64_t pred_width) {
-    std::string inside = name.substr(9, name.size() - 10), average = inside, threshold;
-    if (const size_t comma = inside.find(','); comma != std::string::npos) {
-        average = inside.substr(0, comma);
-        threshold = inside.substr(comma + 1);
-        threshold.erase(0, threshold.find_first_not_of(' '));
+// "f1_score(average[, threshold])" or "fbeta_score(average, beta[, threshold])".
+Metric f_score_metric(const std::string& name, int64_t pred_width) {
+    const bool fbeta = name.rfind("fbeta_score(", 0) == 0;
+    const std::string what = fbeta ? "FBetaScore" : "F1Score";
+    std::vector<std::string> parts;
+    std::string inside = name.substr(name.find('(') + 1);
+    inside.pop_back();
+    for (size_t start = 0;;) {
+        const size_t comma = inside.find(',', start);
+        std::string part = inside.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        part.erase(0, part.find_first_not_of(' '));
+        part.erase(part.find_last_not_of(' ') + 1);
+        parts.push_back(part);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
     }
+    const size_t most = fbeta ? 3 : 2;
+    if (parts.size() > most || (fbeta && parts.size() < 2))
+        throw Error("metric '" + name + "': " + what + " takes (average" + (fbeta ? ", beta" : "") + "[, threshold])");
+    const std::string& average = parts[0];
     Metric m{MetricKind::f1_macro, name, 4 * pred_width};
     if (average == "micro") m.kind = MetricKind::f1_micro, m.counts = 4;
     else if (average == "weighted") m.kind = MetricKind::f1_weighted;
     else if (average != "macro")
-        throw Error("metric '" + name + "': F1Score's average must be micro, macro or weighted, got '" + average + "'");
-    if (!threshold.empty() && threshold != "None") {
+        throw Error("metric '" + name + "': " + what + "'s average must be micro, macro or weighted, got '" + average + "'");
+    const auto number = [&](const std::string& text, const char* field, auto valid) {
         char* end = nullptr;
-        m.threshold = std::strtod(threshold.c_str(), &end);
-        if (*end != '\0' || !(m.threshold > 0 && m.threshold <= 1))
-            throw Error("metric '" + name + "': F1Score's threshold must be in (0, 1], as Keras requires, got '" +
-                        threshold + "'");
-    }
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !valid(v))
+            throw Error("metric '" + name + "': " + what + "'s " + field + " must be " +
+                        (std::string(field) == "beta" ? "a positive number" : "in (0, 1], as Keras requires") + ", got '" +
+                        text + "'");
+        return v;
+    };
+    if (fbeta) m.beta = number(parts[1], "beta", [](double v) { return v > 0 && std::isfinite(v); });
+    const size_t t = fbeta ? 2 : 1;
+    if (parts.size() > t && parts[t] != "None") m.threshold = number(parts[t], "threshold", [](double v) { return v > 0 && v <= 1; });
     return m;
 }
 
@@ -48,7 +67,8 @@ Metric resolve_metric(const std::string& given, int64_t pred_width, int64_t y_wi
     return m;
 }
 
-double metric_result(MetricKind kind, const double* c, int64_t width, int64_t samples) {
+double metric_result(const Metric& metric, const double* c, int64_t width, int64_t samples) {
+    const MetricKind kind = metric.kind;
     switch (kind) {
         case MetricKind::precision: return ratio(c[0], c[0] + c[1]);
         case MetricKind::recall: return ratio(c[0], c[0] + c[2]);
@@ -88,15 +108,16 @@ double metric_result(MetricKind kind, const double* c, int64_t width, int64_t sa
         }
         case MetricKind::f1_micro:
         case MetricKind::f1_macro:
-        case MetricKind::f1_weighted: {  // Keras's FBetaScore.result with beta 1, its epsilons included
+        case MetricKind::f1_weighted: {  // Keras's FBetaScore.result, its epsilons included
             constexpr double eps = 1e-7;
+            const double b2 = metric.beta * metric.beta;
             const int64_t classes = kind == MetricKind::f1_micro ? 1 : width;
             double mean = 0, support = 0, weighted = 0;
             for (int64_t j = 0; j < classes; ++j) support += c[4 * j + 3];
             for (int64_t j = 0; j < classes; ++j) {
                 const double* k = c + 4 * j;
                 const double precision = k[0] / (k[0] + k[1] + eps), recall = k[0] / (k[0] + k[2] + eps);
-                const double f1 = 2 * precision * recall / (precision + recall + eps);
+                const double f1 = precision * recall / (b2 * precision + recall + eps) * (1 + b2);
                 mean += f1 / static_cast<double>(classes);
                 weighted += f1 * k[3] / (support + eps);
             }
@@ -119,7 +140,12 @@ Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_widt
         throw Error("metric 'f1_score': Keras's F1Score() gives one value per class (average=None), which onefit's "
                     "logs (one number per metric) do not hold; use F1Score(average=\"macro\"), \"micro\" or \"weighted\" "
                     "(natively \"f1_score(macro)\")");
-    if (name.rfind("f1_score(", 0) == 0 && name.back() == ')') return f1_metric(name, pred_width);
+    if ((name.rfind("f1_score(", 0) == 0 || name.rfind("fbeta_score(", 0) == 0) && name.back() == ')')
+        return f_score_metric(name, pred_width);
+    if (name == "fbeta_score")
+        throw Error("metric 'fbeta_score': Keras's FBetaScore() gives one value per class (average=None), which onefit's "
+                    "logs (one number per metric) do not hold; use FBetaScore(average=\"macro\", beta=...) "
+                    "(natively \"fbeta_score(macro, 2)\")");
     if (name == "accuracy" || name == "acc") {
         // Keras: binary when the prediction has one column; sparse when labels are indices.
         if (pred_width == 1) return {MetricKind::binary_accuracy, name};
@@ -138,7 +164,7 @@ Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_widt
     throw Error("unknown metric '" + name +
                 "' (known: accuracy, sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse, "
                 "mape, msle, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, precision, recall, auc, "
-                "pr_auc, r2_score)");
+                "pr_auc, r2_score, f1_score(AVERAGE), fbeta_score(AVERAGE, BETA))");
 }
 
 }  // namespace

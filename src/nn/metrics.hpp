@@ -32,18 +32,20 @@ struct Metric {
     std::string name;    // the log key: the name the user gave ("accuracy", "mae", ...)
     int64_t counts = 0;  // a ratio metric's counts (0: a per-sample metric, summed)
     double threshold = -1;  // F1Score's (-1: None, each row's largest predictions are its positives)
+    double beta = 1;        // FBetaScore's (F1Score: 1)
 };
 
 // Resolves a Keras metric name for predictions of pred_width columns and labels of y_width
 // columns ("accuracy" picks sparse/categorical/binary like Keras does). "key=name" logs the
 // metric `name` under `key` (a Keras metric object's own name: AUC(curve="PR") is "auc=pr_auc");
-// F1Score(average, threshold) is "f1_score(macro)" or "f1_score(weighted, 0.5)". Throws Error if
+// F1Score(average, threshold) is "f1_score(macro)" or "f1_score(weighted, 0.5)"; FBetaScore(average,
+// beta, threshold) is "fbeta_score(macro, 2)" or "fbeta_score(micro, 0.5, 0.4)". Throws Error if
 // unknown.
 Metric resolve_metric(const std::string& name, int64_t pred_width, int64_t y_width);
 
 // A ratio metric's value from its counts (metric_count's, over `samples` rows); Keras's
 // divide_no_nan: 0 where a ratio's denominator is 0.
-double metric_result(MetricKind kind, const double* counts, int64_t width, int64_t samples);
+double metric_result(const Metric& metric, const double* counts, int64_t width, int64_t samples);
 
 }  // namespace onefit::nn
 #endif  // ONEFIT_NN_METRICS_HPP_COLD

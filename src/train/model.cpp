@@ -181,7 +181,7 @@ Logs Sequential::evaluate_predictions(const Tensor& predictions, const Tensor& y
         if (m.counts) {
             std::vector<double> counts(static_cast<size_t>(m.counts), 0.0);
             nn::metric_count(m, p.data(), t.data(), rows, width, y_width, counts.data());
-            logs[m.name] = nn::metric_result(m.kind, counts.data(), width, rows);
+            logs[m.name] = nn::metric_result(m, counts.data(), width, rows);
         } else {
             logs[m.name] = nn::metric_sum(m.kind, p.data(), t.data(), rows, width, y_width) / static_cast<double>(rows);
         }

@@ -170,7 +170,7 @@ double ratio_metric(const std::string& name, const std::vector<double>& p, const
     std::vector<double> counts(static_cast<size_t>(m.counts), 0.0);
     const int64_t rows = static_cast<int64_t>(p.size()) / width;
     nn::metric_count(m, p.data(), y.data(), rows, width, width, counts.data());
-    return nn::metric_result(m.kind, counts.data(), width, rows);
+    return nn::metric_result(m, counts.data(), width, rows);
 }
 
 TEST(RatioMetrics, PrecisionRecallAndRocAucByHand) {
@@ -206,6 +206,23 @@ TEST(RatioMetrics, F1ScoreAveragedAsKeras) {
     EXPECT_THROW(nn::resolve_metric("f1_score", 3, 3), Error);  // Keras's average=None: one value per class
     EXPECT_THROW(nn::resolve_metric("f1_score(mean)", 3, 3), Error);
     EXPECT_THROW(nn::resolve_metric("f1_score(macro, 2)", 3, 3), Error);
+}
+
+TEST(RatioMetrics, FBetaScoreWeighsRecallByBeta) {
+    // The rows of F1ScoreAveragedAsKeras: class 1 has p 1/2, r 1; class 2 p 1, r 1/2; class 0 is exact.
+    const std::vector<double> p = {0.7, 0.2, 0.1, 0.1, 0.8, 0.1, 0.2, 0.5, 0.3, 0.1, 0.2, 0.7};
+    const std::vector<double> y = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
+    // F_beta = (1 + b^2) p r / (b^2 p + r), Keras's epsilons (~1e-7) aside; beta > 1 favours recall.
+    const auto f = [](double b, double pr, double re) { return (1 + b * b) * pr * re / (b * b * pr + re); };
+    EXPECT_NEAR(ratio_metric("fbeta_score(macro, 2)", p, y, 3), (1 + f(2, 0.5, 1) + f(2, 1, 0.5)) / 3, 1e-6);
+    EXPECT_NEAR(ratio_metric("fbeta_score(macro, 0.5)", p, y, 3), (1 + f(0.5, 0.5, 1) + f(0.5, 1, 0.5)) / 3, 1e-6);
+    EXPECT_GT(f(2, 0.5, 1), f(2, 1, 0.5));  // (the case distinguishes beta from 1/beta)
+    // Beta 1 is F1.
+    EXPECT_NEAR(ratio_metric("fbeta_score(weighted, 1)", p, y, 3), ratio_metric("f1_score(weighted)", p, y, 3), 1e-12);
+    EXPECT_NEAR(ratio_metric("fbeta_score(macro, 1, 0.6)", {0.9, 0.55, 0.2, 0.7}, {1, 1, 0, 0}, 1), 0.5, 1e-6);
+    for (const char* bad : {"fbeta_score", "fbeta_score(macro)", "fbeta_score(macro, 0)", "fbeta_score(macro, x)",
+                            "fbeta_score(macro, 2, 1.5)", "fbeta_score(macro, 2, 0.5, 1)"})
+        EXPECT_THROW(nn::resolve_metric(bad, 3, 3), Error) << bad;
 }
 
 TEST(RatioMetrics, AKeyBeforeAnEqualsSignIsTheLogKey) {

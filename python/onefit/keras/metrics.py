@@ -1,5 +1,5 @@
 """keras.metrics' epoch-level ratio metrics as onefit computes them inside the compiled fit:
-Precision, Recall, AUC (ROC and PR) and R2Score at Keras's defaults. Each is a description (its
+Precision, Recall, AUC (ROC and PR), R2Score, F1Score and FBetaScore. Each is a description (its
 name, its Keras config); the model counts it over every batch of an epoch and logs the ratio, as
 Keras's stateful metrics do. Keras's own metric objects are accepted too (models._metric_names)."""
 
@@ -97,6 +97,29 @@ class F1Score(Metric):
         return f"f1_score({average})" if threshold is None else f"f1_score({average}, {threshold!r})"
 
 
+class FBetaScore(Metric):
+    """keras.metrics.FBetaScore(average="macro"|"micro"|"weighted", beta=1.0, threshold=None): each
+    class's (1 + beta^2) precision recall / (beta^2 precision + recall), averaged as Keras's;
+    average=None is refused as for F1Score."""
+    _defaults = {}
+
+    def __init__(self, average=None, beta=1.0, threshold=None, name="fbeta_score", dtype=None):
+        if average not in ("micro", "macro", "weighted"):
+            raise ValueError(f"FBetaScore: average={average!r} is not supported by onefit: Keras's default (None) gives "
+                             "one value per class, which onefit's logs (one number per metric) do not hold; use "
+                             'average="macro", "micro" or "weighted"')
+        if not isinstance(beta, float) or not beta > 0:  # (Keras refuses an int too)
+            raise ValueError(f"FBetaScore: beta must be a positive float, as Keras requires, not {beta!r}")
+        if threshold is not None and not (isinstance(threshold, float) and 0 < threshold <= 1):
+            raise ValueError(f"FBetaScore: threshold must be a float in (0, 1], as Keras requires, not {threshold!r}")
+        super().__init__(name or "fbeta_score")
+        self._config = {"average": average, "beta": float(beta), "threshold": threshold}
+
+    def _spec(self):
+        c = self._config
+        return f"fbeta_score({c['average']}, {c['beta']!r}" + ("" if c["threshold"] is None else f", {c['threshold']!r}") + ")"
+
+
 def _threshold(thresholds):
     return None if thresholds in (None, 0.5, [0.5], (0.5,)) else thresholds
 
@@ -104,7 +127,8 @@ def _threshold(thresholds):
 # Keras's string identifiers of these classes (compile(metrics=["AUC"]) logs "auc").
 _BY_STRING = {"F1Score": "f1_score", "AUC": "auc", "auc": "auc", "Precision": "precision", "precision": "precision", "Recall": "recall",
               "recall": "recall", "R2Score": "r2_score", "r2_score": "r2_score"}
-_CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2Score, "F1Score": F1Score}
+_CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2Score, "F1Score": F1Score,
+            "FBetaScore": FBetaScore}
 
 
 def metric_spec(metric):
@@ -135,4 +159,8 @@ def keras_metric(keras, native_name):
         average, _, threshold = spec[len("f1_score("):-1].partition(",")
         return keras.metrics.F1Score(average=average, threshold=float(threshold) if threshold.strip() else None,
                                      name=key or "f1_score")
+    if spec.startswith("fbeta_score(") and spec.endswith(")"):
+        average, beta, *threshold = [part.strip() for part in spec[len("fbeta_score("):-1].split(",")]
+        return keras.metrics.FBetaScore(average=average, beta=float(beta),
+                                        threshold=float(threshold[0]) if threshold else None, name=key or "fbeta_score")
     return native_name

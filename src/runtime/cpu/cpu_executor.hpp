@@ -541,7 +541,7 @@ public:
     void finish_metrics(LogSums& sums) const {
         for (size_t k = 0; k < metrics_.size(); ++k)
             if (metrics_[k].counts && sums.samples > 0)
-                sums.metrics[k] = nn::metric_result(metrics_[k].kind, metric_counts_[k].data(), program_.output_width,
+                sums.metrics[k] = nn::metric_result(metrics_[k], metric_counts_[k].data(), program_.output_width,
                                                     sums.samples) *
                                   static_cast<double>(sums.samples);
     }
