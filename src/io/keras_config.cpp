@@ -159,6 +159,9 @@ ordered_json metric_json(const std::string& name) {
         c["threshold"] = m.threshold < 0 ? ordered_json(nullptr) : ordered_json(m.threshold);
         return named(fbeta ? "FBetaScore" : "F1Score", c);
     }
+    for (const auto& [word, cls] : {std::pair{"top_k_categorical_accuracy(", "TopKCategoricalAccuracy"},
+                                    std::pair{"sparse_top_k_categorical_accuracy(", "SparseTopKCategoricalAccuracy"}})
+        if (spec.rfind(word, 0) == 0) return named(cls, {{"k", nn::resolve_metric(spec, 1, 1).k}});
     if (key == spec) return name;
     static const std::map<std::string, const char*> classes = {
         {"auc", "AUC"}, {"precision", "Precision"}, {"recall", "Recall"}, {"r2_score", "R2Score"}};
@@ -392,6 +395,11 @@ std::string read_metric(const JsonFile& f, const json& spec, const std::string& 
         }
         if ((cls == "F1Score" || cls == "FBetaScore") && (key == "average" || key == "threshold")) continue;
         if (cls == "FBetaScore" && key == "beta") continue;
+        if ((cls == "TopKCategoricalAccuracy" || cls == "SparseTopKCategoricalAccuracy") && key == "k") {
+            const int64_t top = f.integer(c, "k", at + ".config.k", 1);
+            if (top != 5) metric += "(" + std::to_string(top) + ")";
+            continue;
+        }
         const bool off = value.is_null() || value == false || (key == "num_thresholds" && value == 200) ||
                          (key == "summation_method" && value == "interpolation") || (key == "k" && value == 5) ||
                          (key == "class_aggregation" && value == "uniform_average") ||

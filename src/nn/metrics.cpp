@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "onefit/error.hpp"
@@ -159,12 +160,25 @@ Metric resolve_named(const std::string& name, int64_t pred_width, int64_t y_widt
     if (name == "mse" || name == "mean_squared_error") return {MetricKind::mse, name};
     if (name == "mape" || name == "mean_absolute_percentage_error") return {MetricKind::mape, name};
     if (name == "msle" || name == "mean_squared_logarithmic_error") return {MetricKind::msle, name};
+    for (const auto& [word, kind] : {std::pair{"top_k_categorical_accuracy", MetricKind::top_k_categorical_accuracy},
+                                     std::pair{"sparse_top_k_categorical_accuracy", MetricKind::sparse_top_k_categorical_accuracy}}) {
+        const std::string open = std::string(word) + "(";
+        if (name.rfind(open, 0) != 0 || name.back() != ')') continue;
+        const std::string inside = name.substr(open.size(), name.size() - open.size() - 1);
+        char* end = nullptr;
+        const long long k = std::strtoll(inside.c_str(), &end, 10);
+        if (inside.empty() || *end != '\0' || k < 1)
+            throw Error("metric '" + name + "': k must be a positive integer, got '" + inside + "'");
+        Metric m{kind, name};
+        m.k = k;
+        return m;
+    }
     if (name == "top_k_categorical_accuracy") return {MetricKind::top_k_categorical_accuracy, name};
     if (name == "sparse_top_k_categorical_accuracy") return {MetricKind::sparse_top_k_categorical_accuracy, name};
     throw Error("unknown metric '" + name +
                 "' (known: accuracy, sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse, "
                 "mape, msle, top_k_categorical_accuracy, sparse_top_k_categorical_accuracy, precision, recall, auc, "
-                "pr_auc, r2_score, f1_score(AVERAGE), fbeta_score(AVERAGE, BETA))");
+                "pr_auc, r2_score, f1_score(AVERAGE), fbeta_score(AVERAGE, BETA), top_k_categorical_accuracy(K))");
 }
 
 }  // namespace

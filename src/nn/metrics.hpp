@@ -16,7 +16,7 @@ namespace onefit::nn {
 
 enum class MetricKind {
     sparse_categorical_accuracy, categorical_accuracy, binary_accuracy, mae, mse,
-    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy,  // k = 5, Keras's default
+    top_k_categorical_accuracy, sparse_top_k_categorical_accuracy,  // Metric::k, Keras's default 5
     mape,  // 100 mean(|y - p| / max(|y|, 1e-7))
     msle,  // mean((log(max(p, 1e-7) + 1) - log(max(y, 1e-7) + 1))^2)
     // Ratio metrics, over every value of the epoch (Keras's defaults: threshold 0.5; AUC with 200
@@ -24,7 +24,7 @@ enum class MetricKind {
     precision, recall, auc_roc, auc_pr, r2_score,
     f1_micro, f1_macro, f1_weighted,  // F1Score(average=...), each class's at Metric::threshold or argmax
 };
-inline constexpr int64_t kTopK = 5;
+inline constexpr int64_t kTopK = 5;  // Keras's default k
 inline constexpr int64_t kAucThresholds = 200;
 
 struct Metric {
@@ -33,6 +33,7 @@ struct Metric {
     int64_t counts = 0;  // a ratio metric's counts (0: a per-sample metric, summed)
     double threshold = -1;  // F1Score's (-1: None, each row's largest predictions are its positives)
     double beta = 1;        // FBetaScore's (F1Score: 1)
+    int64_t k = kTopK;      // the top-k accuracies' k
 };
 
 // Resolves a Keras metric name for predictions of pred_width columns and labels of y_width
@@ -123,7 +124,8 @@ void metric_count(const Metric& m, const T* p, const T* y, int64_t rows, int64_t
 }
 
 template <class T>
-ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width) {
+ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width,
+                            int64_t k = kTopK) {
     double total = 0;
     const int64_t y_step = y_width == 1 ? 0 : 1;
     auto argmax = [](const T* v, int64_t n) {
@@ -156,7 +158,7 @@ ONEFIT_HD double metric_sum(MetricKind kind, const T* p, const T* y, int64_t row
                                                                                             : argmax(yr, y_width);
                 int64_t above = 0;
                 for (int64_t j = 0; j < width; ++j) above += pr[j] > pr[label];
-                total += above < kTopK;
+                total += above < k;
                 break;
             }
             case MetricKind::mae:

@@ -183,7 +183,7 @@ Logs Sequential::evaluate_predictions(const Tensor& predictions, const Tensor& y
             nn::metric_count(m, p.data(), t.data(), rows, width, y_width, counts.data());
             logs[m.name] = nn::metric_result(m, counts.data(), width, rows);
         } else {
-            logs[m.name] = nn::metric_sum(m.kind, p.data(), t.data(), rows, width, y_width) / static_cast<double>(rows);
+            logs[m.name] = nn::metric_sum(m.kind, p.data(), t.data(), rows, width, y_width, m.k) / static_cast<double>(rows);
         }
     }
     return logs;

@@ -18,8 +18,8 @@ using nn::MetricKind;
 
 // The per-sample mean of a metric over rows, as fit and evaluate log it.
 double metric_mean(MetricKind kind, const std::vector<double>& p, const std::vector<double>& y, int64_t rows,
-                   int64_t width, int64_t y_width) {
-    return nn::metric_sum(kind, p.data(), y.data(), rows, width, y_width) / static_cast<double>(rows);
+                   int64_t width, int64_t y_width, int64_t k = nn::kTopK) {
+    return nn::metric_sum(kind, p.data(), y.data(), rows, width, y_width, k) / static_cast<double>(rows);
 }
 
 TEST(MetricResolution, AccuracyWithClassIndicesAndSeveralOutputsIsSparseCategorical) {
@@ -150,6 +150,16 @@ TEST(MetricValues, TopKAccuracyCountsALabelAmongTheFiveLargestTiesIncluded) {
     one_hot[4] = one_hot[7 + 5] = one_hot[14 + 5] = 1;
     EXPECT_DOUBLE_EQ(metric_mean(MetricKind::top_k_categorical_accuracy, p, one_hot, 3, 7, 7), 2.0 / 3);
     EXPECT_EQ(nn::resolve_metric("top_k_categorical_accuracy", 7, 7).kind, MetricKind::top_k_categorical_accuracy);
+    // Another k: the label ranks 5th, 6th and ties the 5th, so k=6 hits all three, k=4 none, k=1 none.
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::sparse_top_k_categorical_accuracy, p, {4, 5, 5}, 3, 7, 1, 6), 1.0);
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::sparse_top_k_categorical_accuracy, p, {4, 5, 5}, 3, 7, 1, 4), 0.0);
+    EXPECT_DOUBLE_EQ(metric_mean(MetricKind::top_k_categorical_accuracy, p, one_hot, 3, 7, 7, 1), 0.0);
+    const nn::Metric three = nn::resolve_metric("sparse_top_k_categorical_accuracy(3)", 7, 1);
+    EXPECT_EQ(three.kind, MetricKind::sparse_top_k_categorical_accuracy);
+    EXPECT_EQ(three.k, 3);
+    EXPECT_EQ(nn::resolve_metric("top3=top_k_categorical_accuracy(3)", 7, 7).name, "top3");
+    for (const char* bad : {"top_k_categorical_accuracy(0)", "top_k_categorical_accuracy(x)", "top_k_categorical_accuracy()"})
+        EXPECT_THROW(nn::resolve_metric(bad, 7, 7), Error) << bad;
 }
 
 TEST(MetricValues, MapeAndMsleAreKerassFormulas) {

@@ -131,6 +131,11 @@ _CLASSES = {"Precision": Precision, "Recall": Recall, "AUC": AUC, "R2Score": R2S
             "FBetaScore": FBetaScore}
 
 
+# The top-k accuracies' native words by Keras class ("top_k_categorical_accuracy(3)" is k=3).
+TOP_K_WORDS = {"TopKCategoricalAccuracy": "top_k_categorical_accuracy",
+               "SparseTopKCategoricalAccuracy": "sparse_top_k_categorical_accuracy"}
+
+
 def metric_spec(metric):
     """The native metric string for a metric object (onefit's or Keras's, by its class and config):
     'spec', or 'key=spec' when its name is not the spec's own; None for other objects."""
@@ -159,6 +164,9 @@ def keras_metric(keras, native_name):
         average, _, threshold = spec[len("f1_score("):-1].partition(",")
         return keras.metrics.F1Score(average=average, threshold=float(threshold) if threshold.strip() else None,
                                      name=key or "f1_score")
+    for cls, word in TOP_K_WORDS.items():
+        if spec.startswith(word + "(") and spec.endswith(")"):
+            return getattr(keras.metrics, cls)(k=int(spec[len(word) + 1:-1]), name=key or word)
     if spec.startswith("fbeta_score(") and spec.endswith(")"):
         average, beta, *threshold = [part.strip() for part in spec[len("fbeta_score("):-1].split(",")]
         return keras.metrics.FBetaScore(average=average, beta=float(beta),

@@ -32,10 +32,11 @@ def _metric_names(metrics):
             names.append(_metrics.metric_spec(m))
         elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
             config = m.get_config() if callable(getattr(m, "get_config", None)) else {}
-            if config.get("k", 5) != 5:  # (its name would not say which k)
-                raise ValueError(f"metric {m.name}: k={config['k']} is not supported by onefit (its top-k "
-                                 "accuracies take Keras's default k=5)")
-            names.append(m.name)
+            top_k = _metrics.TOP_K_WORDS.get(type(m).__name__)
+            if top_k and config.get("k", 5) != 5:  # its k in the spec, its name the log key
+                names.append(f"{m.name}={top_k}({int(config['k'])})")
+            else:
+                names.append(m.name)
         elif callable(m) and getattr(m, "__name__", None):
             names.append(m.__name__)
         else:

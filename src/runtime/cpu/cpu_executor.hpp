@@ -526,7 +526,8 @@ private:
                 nn::metric_count(metrics_[k], output(), y, rows, program_.output_width, y_width_,
                                  metric_counts_[k].data());
             else
-                sums.metrics[k] += nn::metric_sum(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_);
+                sums.metrics[k] += nn::metric_sum(metrics_[k].kind, output(), y, rows, program_.output_width, y_width_,
+                                                metrics_[k].k);
         }
         sums.samples += rows;
     }

@@ -373,7 +373,7 @@ private:
             for (int64_t e = 0; e < rows * width; ++e) member_out_[static_cast<size_t>(e)] = p[e * L + static_cast<int64_t>(m)];
             for (int64_t e = 0; e < rows * yw; ++e) member_y_[static_cast<size_t>(e)] = y[e * L + static_cast<int64_t>(m)];
             for (size_t k = 0; k < metrics_.size(); ++k)
-                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), member_y_.data(), rows, width, yw);
+                s.metrics[k] += nn::metric_sum(metrics_[k].kind, member_out_.data(), member_y_.data(), rows, width, yw, metrics_[k].k);
         }
         if constexpr (kGrad) {
             if (program_.loss_takes_logits) return;  // the loss gave dL/dz

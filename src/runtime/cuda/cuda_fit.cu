@@ -381,10 +381,14 @@ static void check_unweighted(const FitPlan& plan) {
 }
 
 static void check_metrics(const std::vector<nn::Metric>& metrics) {
-    for (const nn::Metric& m : metrics)
+    for (const nn::Metric& m : metrics) {
         if (m.counts)
             throw Error("device 'cuda' does not compute the metric '" + m.name +
                         "' (an epoch-level ratio: Precision, Recall, AUC, R2Score) yet; use --device cpu");
+        if (m.k != nn::kTopK)
+            throw Error("device 'cuda' computes top-k accuracy at Keras's default k=5 only, not the metric '" + m.name +
+                        "'; use --device cpu");
+    }
 }
 
 std::unique_ptr<DeviceProgram> make_cuda_fit(TrainingProgram& program, const FitPlan& plan,
