@@ -190,6 +190,7 @@ TEST(CliPersist, NpyDataNeedsLabels) {
 
 }  // namespace
 
+#if ONEFIT_HAVE_KERAS_FILES && ONEFIT_HAVE_ONNX
 TEST(CliPersist, AKerasFileSavesPredictsAndExportsAsOnnx) {
     const std::string model = temp_path("m.keras"), onnx = temp_path("m.onnx"), dir = temp_path("folder");
     fs::remove_all(dir);
@@ -214,3 +215,4 @@ TEST(CliPersist, AKerasFileSavesPredictsAndExportsAsOnnx) {
     for (const std::string& p : {model, onnx}) fs::remove(p);
     fs::remove_all(dir);
 }
+#endif
