@@ -92,8 +92,9 @@ class EarlyStopping(_Native):
 
 
 class ModelCheckpoint(_Native):
-    """Saves the model as a folder (onefit's format, read by load_model) after each epoch, or
-    when `monitor` improved with save_best_only. "{epoch}" / "{epoch:02d}" in filepath become the epoch."""
+    """Saves the model after each epoch, or when `monitor` improved with save_best_only: a Keras 3
+    archive for a filepath ending in .keras (keras.saving.load_model reads it), else onefit's folder.
+    "{epoch}" / "{epoch:02d}" in filepath become the epoch."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch"):
