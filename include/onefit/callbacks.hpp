@@ -58,13 +58,16 @@ public:
 // Saves the model with save_model after each epoch (or only when `monitor` improved, with
 // save_best_only) into the folder `filepath`, where "{epoch}" / "{epoch:02d}" become the 1-based
 // epoch. state.json records the epoch, so `onefit fit --resume` continues from a checkpoint.
+// save_weights_only: the layers' weights alone, as Keras 3's .weights.h5 (filepath must end in it,
+// as Keras requires), which load_weights_h5 and Keras's load_weights read.
 class ModelCheckpoint : public Callback {
 public:
     explicit ModelCheckpoint(std::string filepath, std::string monitor = "val_loss", bool save_best_only = false,
-                             std::string mode = "auto", int verbose = 0);
+                             std::string mode = "auto", int verbose = 0, bool save_weights_only = false);
     void on_epoch_end(int64_t epoch, const Logs& logs) override;
     std::string filepath, monitor, mode;
     bool save_best_only;
+    bool save_weights_only;
     int verbose;
     std::optional<uint64_t> fit_seed;  // recorded in state.json; default: the model's seed
     double best;                       // the best monitored value so far (+-inf before any)

@@ -127,6 +127,10 @@ public:
     // as Keras users change model.optimizer.learning_rate between fits. Throws Error before compile().
     void set_learning_rate(float learning_rate);
 
+    // The model's name (Keras's model.name), saved in its files; empty: Keras's default for the
+    // model's kind, "sequential" or (a graph) "functional" (display_name()).
+    std::string name;
+    std::string display_name() const;
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     // The label classes' names in output order, when the model learnt from named labels (a CSV's
     // "setosa", ...: output i is class_names[i]); saved with the model, so data read later can

@@ -334,8 +334,8 @@ NB_MODULE(_onefit, m) {
         .def_ro("best_epoch", &onefit::EarlyStopping::best_epoch)
         .def_ro("wait", &onefit::EarlyStopping::wait);
     nb::class_<onefit::ModelCheckpoint, onefit::Callback>(m, "ModelCheckpoint")
-        .def(nb::init<std::string, std::string, bool, std::string, int>(), "filepath"_a, "monitor"_a,
-             "save_best_only"_a, "mode"_a, "verbose"_a)
+        .def(nb::init<std::string, std::string, bool, std::string, int, bool>(), "filepath"_a, "monitor"_a,
+             "save_best_only"_a, "mode"_a, "verbose"_a, "save_weights_only"_a)
         .def_ro("last_saved", &onefit::ModelCheckpoint::last_saved);
     nb::class_<onefit::CSVLogger, onefit::Callback>(m, "CSVLogger")
         .def(nb::init<std::string, std::string, bool>(), "filename"_a, "separator"_a, "append"_a);
@@ -442,6 +442,7 @@ NB_MODULE(_onefit, m) {
         .def_prop_ro("input_shape", [](const onefit::Sequential& s) { return s.input_shape(); })
         .def_prop_ro("seed", &onefit::Sequential::seed)
         .def_rw("stop_training", &onefit::Sequential::stop_training)
+        .def_rw("name", &onefit::Sequential::name)
         .def_prop_ro("loss", [](const onefit::Sequential& s) { return s.loss(); })
         .def_prop_ro("optimizer", [](const onefit::Sequential& s) { return s.optimizer(); })
         .def_prop_ro("layers", [](const onefit::Sequential& s) {

@@ -145,3 +145,37 @@ def test_metric_objects_survive_a_keras_file_both_ways(iris_like, tmp_path):
         assert logs[key] == pytest.approx(k_logs[key], abs=1e-6), key
     again = keras.models.load_model(tmp_path / "m.keras")
     assert again.evaluate(x, y, verbose=0, return_dict=True) == pytest.approx(logs, abs=1e-7)
+
+
+def test_the_models_name_goes_both_ways_and_keras_saving_names_work(iris_like, tmp_path):
+    x, y, _ = iris_like
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="softmax")], name="iris_model")
+    model.compile(optimizer="adam", loss="categorical_crossentropy")
+    keras.saving.save_model(model, tmp_path / "m.keras")
+    assert real_keras.saving.load_model(tmp_path / "m.keras").name == "iris_model"
+    assert keras.saving.load_model(tmp_path / "m.keras").name == "iris_model"
+    inputs = real_keras.Input((4,))
+    named = real_keras.Model(inputs, real_keras.layers.Dense(3)(inputs), name="scorer")
+    named.save(tmp_path / "k.keras")
+    loaded = keras.models.load_model(tmp_path / "k.keras")
+    assert loaded.name == "scorer"
+    np.testing.assert_allclose(loaded.predict(x, verbose=0), named.predict(x, verbose=0), rtol=1e-6, atol=1e-7)
+    assert loaded.optimizer is None  # Keras saved it uncompiled (an empty compile_config)
+
+
+def test_model_checkpoint_save_weights_only_writes_weights_files_keras_loads(iris_like, tmp_path):
+    x, y, _ = iris_like
+    model = onefit_mlp(keras.optimizers.Adam(0.01))
+    path = str(tmp_path / "w{epoch:02d}.weights.h5")
+    model.fit(x, y, batch_size=30, epochs=2, shuffle=False, verbose=0,
+              callbacks=[keras.callbacks.ModelCheckpoint(path, monitor="loss", save_weights_only=True)])
+    assert sorted(os.listdir(tmp_path)) == ["w01.weights.h5", "w02.weights.h5"]
+    real_keras.utils.set_random_seed(2)
+    k = real_keras.Sequential([real_keras.Input((4,)), real_keras.layers.Dense(16, activation="relu"),
+                               real_keras.layers.Dense(8, activation="tanh"),
+                               real_keras.layers.Dense(3, activation="softmax")])
+    k.load_weights(tmp_path / "w02.weights.h5")
+    np.testing.assert_allclose(k.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match=r"must end in \.weights\.h5"):
+        keras.callbacks.ModelCheckpoint(str(tmp_path / "m.keras"), save_weights_only=True)

@@ -1,8 +1,6 @@
 #include "io/keras_config.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <regex>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -10,8 +8,9 @@
 #include <variant>
 
 #include "core/overloaded.hpp"
+#include "io/keras_compile.hpp"
+#include "io/keras_object.hpp"
 #include "io/layer_json.hpp"
-#include "io/schedule_json.hpp"
 #include "nn/layer_kinds.hpp"
 #include "nn/metrics.hpp"
 #include "onefit/model.hpp"
@@ -21,20 +20,6 @@ namespace onefit::io {
 namespace {
 
 using nlohmann::ordered_json;
-
-ordered_json keras_object(const char* module, const std::string& class_name, ordered_json config) {
-    return {{"module", module}, {"class_name", class_name}, {"config", std::move(config)}, {"registered_name", nullptr}};
-}
-
-// "GlobalAveragePooling2D" -> "global_average_pooling2d", "ReLU" -> "re_lu": Keras's to_snake_case.
-std::string snake_case(const std::string& name) {
-    // Keras's three substitutions, as it writes them (keras/src/utils/naming.py).
-    std::string out = std::regex_replace(name, std::regex(R"(\W+)"), "");
-    out = std::regex_replace(out, std::regex("(.)([A-Z][a-z]+)"), "$1_$2");
-    out = std::regex_replace(out, std::regex("([a-z])([A-Z])"), "$1_$2");
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
 
 ordered_json regularizer_json(const Regularizer& r) {
     if (r.l2 == 0.0f) return keras_object("keras.regularizers", "L1", {{"l1", shortest(r.l1)}});
@@ -62,112 +47,6 @@ ordered_json layer_config_json(const Layer& layer, const std::string& name) {
                    value);
     }
     return c;
-}
-
-// ---- Writing the compile config ----
-
-struct LossClass {
-    LossKind kind;
-    const char* keras_class;
-};
-constexpr LossClass kLossClasses[] = {{LossKind::log_cosh, "LogCosh"},
-                                      {LossKind::mean_squared_error, "MeanSquaredError"},
-                                      {LossKind::mean_absolute_error, "MeanAbsoluteError"},
-                                      {LossKind::huber, "Huber"},
-                                      {LossKind::binary_crossentropy, "BinaryCrossentropy"},
-                                      {LossKind::categorical_crossentropy, "CategoricalCrossentropy"},
-                                      {LossKind::sparse_categorical_crossentropy, "SparseCategoricalCrossentropy"}};
-
-bool smooths(LossKind kind) { return kind == LossKind::binary_crossentropy || kind == LossKind::categorical_crossentropy; }
-bool has_logits(LossKind kind) { return smooths(kind) || kind == LossKind::sparse_categorical_crossentropy; }
-
-ordered_json loss_json(const Loss& loss) {
-    if (!loss.from_logits && loss.label_smoothing == 0.0f && loss.delta == 1.0f) return loss_name(loss.kind);
-    ordered_json c = {{"name", loss_name(loss.kind)}, {"reduction", "sum_over_batch_size"}};
-    if (has_logits(loss.kind)) c["from_logits"] = loss.from_logits;
-    if (smooths(loss.kind)) c["label_smoothing"] = shortest(loss.label_smoothing);
-    if (loss.kind == LossKind::huber) c["delta"] = shortest(loss.delta);
-    for (const LossClass& l : kLossClasses)
-        if (l.kind == loss.kind) return keras_object("keras.losses", l.keras_class, c);
-    return loss_name(loss.kind);
-}
-
-const char* optimizer_class(OptimizerKind kind) {
-    switch (kind) {
-        case OptimizerKind::sgd: return "SGD";
-        case OptimizerKind::adam: return "Adam";
-        case OptimizerKind::adamw: return "AdamW";
-        case OptimizerKind::rmsprop: return "RMSprop";
-        case OptimizerKind::adagrad: return "Adagrad";
-    }
-    return "Adam";
-}
-
-ordered_json off_or(float v) { return v != 0.0f ? ordered_json(shortest(v)) : ordered_json(nullptr); }
-
-ordered_json optimizer_json(const Optimizer& o) {
-    ordered_json c = {{"name", optimizer_name(o.kind)}};
-    if (o.learning_rate_schedule.kind != ScheduleKind::constant) {
-        ordered_json s = schedule_json(o.learning_rate_schedule);
-        c["learning_rate"] = keras_object("keras.optimizers.schedules", s["class_name"], s["config"]);
-    } else {
-        c["learning_rate"] = shortest(o.learning_rate);
-    }
-    c["weight_decay"] = o.kind == OptimizerKind::adamw ? ordered_json(shortest(o.weight_decay)) : off_or(o.weight_decay);
-    c["clipnorm"] = off_or(o.clipnorm);
-    c["global_clipnorm"] = off_or(o.global_clipnorm);
-    c["clipvalue"] = off_or(o.clipvalue);
-    c["use_ema"] = false;
-    c["loss_scale_factor"] = nullptr;
-    c["gradient_accumulation_steps"] = nullptr;
-    switch (o.kind) {
-        case OptimizerKind::adam:
-        case OptimizerKind::adamw:
-            c["beta_1"] = shortest(o.beta_1), c["beta_2"] = shortest(o.beta_2);
-            c["epsilon"] = shortest(o.epsilon), c["amsgrad"] = o.amsgrad;
-            break;
-        case OptimizerKind::sgd: c["momentum"] = shortest(o.momentum), c["nesterov"] = o.nesterov; break;
-        case OptimizerKind::rmsprop:
-            c["rho"] = shortest(o.rho), c["momentum"] = shortest(o.momentum);
-            c["epsilon"] = shortest(o.epsilon), c["centered"] = o.centered;
-            break;
-        case OptimizerKind::adagrad:
-            c["initial_accumulator_value"] = shortest(o.initial_accumulator_value), c["epsilon"] = shortest(o.epsilon);
-            break;
-    }
-    return keras_object("keras.optimizers", optimizer_class(o.kind), c);
-}
-
-// onefit's metric names as Keras's compile() takes them: a plain name as is; a metric object
-// (AUC(curve="PR"), F1Score(average=...), one named by "key=spec") as its serialised object.
-ordered_json metric_json(const std::string& name) {
-    std::string key = name, spec = name;
-    const size_t equals = name.find('=');
-    if (equals != std::string::npos) key = name.substr(0, equals), spec = name.substr(equals + 1);
-    const auto named = [&](const char* cls, ordered_json c) {
-        c["name"] = key;
-        return keras_object("keras.metrics", cls, c);
-    };
-    if (spec == "pr_auc") return named("AUC", {{"curve", "PR"}});
-    if (spec.rfind("f1_score(", 0) == 0 || spec.rfind("fbeta_score(", 0) == 0) {  // (resolve_metric reads the spec)
-        const nn::Metric m = nn::resolve_metric(spec, 1, 1);
-        const bool fbeta = spec[1] == 'b';
-        ordered_json c = {{"average", m.kind == nn::MetricKind::f1_micro      ? "micro"
-                                      : m.kind == nn::MetricKind::f1_weighted ? "weighted"
-                                                                              : "macro"}};
-        if (fbeta) c["beta"] = m.beta;
-        c["threshold"] = m.threshold < 0 ? ordered_json(nullptr) : ordered_json(m.threshold);
-        return named(fbeta ? "FBetaScore" : "F1Score", c);
-    }
-    for (const auto& [word, cls] : {std::pair{"top_k_categorical_accuracy(", "TopKCategoricalAccuracy"},
-                                    std::pair{"sparse_top_k_categorical_accuracy(", "SparseTopKCategoricalAccuracy"}})
-        if (spec.rfind(word, 0) == 0) return named(cls, {{"k", nn::resolve_metric(spec, 1, 1).k}});
-    if (key == spec) return name;
-    static const std::map<std::string, const char*> classes = {
-        {"auc", "AUC"}, {"precision", "Precision"}, {"recall", "Recall"}, {"r2_score", "R2Score"}};
-    const auto it = classes.find(spec);
-    if (it != classes.end()) return named(it->second, ordered_json::object());
-    return spec;  // a plain Keras name under another key: Keras names it itself
 }
 
 // ---- Reading ----
@@ -313,124 +192,6 @@ std::vector<std::string> end_layers(const JsonFile& f, const json& config, const
     return names;
 }
 
-float number_or_off(const JsonFile& f, const json& c, const char* key, const std::string& at) {
-    if (!c.contains(key) || c[key].is_null()) return 0.0f;
-    return f.number(c, key, at + "." + key);
-}
-
-Optimizer read_optimizer(const JsonFile& f, const json& spec, const std::string& at) {
-    if (spec.is_string()) return f.named(at, [&] { return optimizer_from_name(spec.get<std::string>()); });
-    std::string cls = f.string(spec, "class_name", at + ".class_name");
-    std::string lower;
-    for (char ch : cls) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    Optimizer o = f.named(at + ".class_name", [&] { return optimizer_from_name(lower); });
-    const json& c = f.get(spec, "config", at + ".config");
-    const std::string where = at + ".config";
-    const std::map<std::string, std::function<void(const json&)>> fields = {
-        {"learning_rate",
-         [&](const json& v) {
-             if (v.is_object()) o.learning_rate_schedule = read_schedule(f, v, where + ".learning_rate");
-             else o.learning_rate = f.number(c, "learning_rate", where + ".learning_rate");
-         }},
-        {"weight_decay", [&](const json&) { o.weight_decay = number_or_off(f, c, "weight_decay", where); }},
-        {"clipnorm", [&](const json&) { o.clipnorm = number_or_off(f, c, "clipnorm", where); }},
-        {"global_clipnorm", [&](const json&) { o.global_clipnorm = number_or_off(f, c, "global_clipnorm", where); }},
-        {"clipvalue", [&](const json&) { o.clipvalue = number_or_off(f, c, "clipvalue", where); }},
-        {"beta_1", [&](const json&) { o.beta_1 = f.number(c, "beta_1", where + ".beta_1"); }},
-        {"beta_2", [&](const json&) { o.beta_2 = f.number(c, "beta_2", where + ".beta_2"); }},
-        {"epsilon", [&](const json&) { o.epsilon = f.number(c, "epsilon", where + ".epsilon"); }},
-        {"amsgrad", [&](const json&) { o.amsgrad = f.boolean(c, "amsgrad", where + ".amsgrad"); }},
-        {"momentum", [&](const json&) { o.momentum = f.number(c, "momentum", where + ".momentum"); }},
-        {"nesterov", [&](const json&) { o.nesterov = f.boolean(c, "nesterov", where + ".nesterov"); }},
-        {"rho", [&](const json&) { o.rho = f.number(c, "rho", where + ".rho"); }},
-        {"centered", [&](const json&) { o.centered = f.boolean(c, "centered", where + ".centered"); }},
-        {"initial_accumulator_value",
-         [&](const json&) { o.initial_accumulator_value = f.number(c, "initial_accumulator_value", where + ".initial_accumulator_value"); }}};
-    for (const auto& [key, value] : c.items()) {
-        if (key == "name" || key == "ema_momentum" || key == "ema_overwrite_frequency") continue;
-        if ((key == "use_ema" && value == false) ||
-            ((key == "loss_scale_factor" || key == "gradient_accumulation_steps") && value.is_null()))
-            continue;
-        const auto it = fields.find(key);
-        if (it == fields.end()) throw f.error(where + "." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
-        it->second(value);
-    }
-    return o;
-}
-
-Loss read_loss(const JsonFile& f, const json& spec, const std::string& at) {
-    if (spec.is_string()) return f.named(at, [&] { return loss_from_name(spec.get<std::string>()); });
-    const std::string cls = f.string(spec, "class_name", at + ".class_name");
-    Loss loss;
-    bool found = false;
-    for (const LossClass& l : kLossClasses)
-        if (cls == l.keras_class) loss.kind = l.kind, found = true;
-    if (!found) throw f.error(at + ".class_name", "is " + printable(cls) + ", a loss onefit lacks");
-    const json& c = f.get(spec, "config", at + ".config");
-    const std::string where = at + ".config";
-    for (const auto& [key, value] : c.items()) {
-        if (key == "name" || key == "dtype") continue;
-        if (key == "reduction" && value == "sum_over_batch_size") continue;
-        if ((key == "axis" && value == -1) || (key == "ignore_class" && value.is_null())) continue;
-        if (key == "from_logits" && has_logits(loss.kind)) loss.from_logits = f.boolean(c, key, where + "." + key);
-        else if (key == "label_smoothing" && smooths(loss.kind)) loss.label_smoothing = f.number(c, key, where + "." + key);
-        else if (key == "delta" && loss.kind == LossKind::huber) loss.delta = f.number(c, key, where + "." + key);
-        else throw f.error(where + "." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
-    }
-    return loss;
-}
-
-std::string read_metric(const JsonFile& f, const json& spec, const std::string& at) {
-    if (spec.is_string()) return spec.get<std::string>();
-    const std::string cls = f.string(spec, "class_name", at + ".class_name");
-    const json& c = f.get(spec, "config", at + ".config");
-    std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : snake_case(cls);
-    std::string metric = snake_case(cls);
-    for (const auto& [key, value] : c.items()) {
-        if (key == "name" || key == "dtype") continue;
-        if (cls == "AUC" && key == "curve") {
-            if (value == "PR") metric = "pr_auc";
-            else if (value != "ROC") throw f.error(at + ".config.curve", "must be ROC or PR");
-            continue;
-        }
-        if ((cls == "F1Score" || cls == "FBetaScore") && (key == "average" || key == "threshold")) continue;
-        if (cls == "FBetaScore" && key == "beta") continue;
-        if ((cls == "TopKCategoricalAccuracy" || cls == "SparseTopKCategoricalAccuracy") && key == "k") {
-            const int64_t top = f.integer(c, "k", at + ".config.k", 1);
-            if (top != 5) metric += "(" + std::to_string(top) + ")";
-            continue;
-        }
-        const bool off = value.is_null() || value == false || (key == "num_thresholds" && value == 200) ||
-                         (key == "summation_method" && value == "interpolation") || (key == "k" && value == 5) ||
-                         (key == "class_aggregation" && value == "uniform_average") ||
-                         (key == "num_regressors" && value == 0) || (key == "beta" && value == 1);
-        if (!off) throw f.error(at + ".config." + key, "is " + printable(value.dump(), 60) + ", which onefit's " + cls + " does not support");
-    }
-    if (cls == "F1Score" || cls == "FBetaScore") {
-        const json& average = f.get(c, "average", at + ".config.average");
-        if (!average.is_string()) throw f.error(at + ".config.average", "is None (one value per class); onefit takes micro, macro or weighted");
-        metric = (cls == "F1Score" ? "f1_score(" : "fbeta_score(") + average.get<std::string>();
-        if (cls == "FBetaScore") metric += ", " + std::to_string(c.contains("beta") ? f.number(c, "beta", at + ".config.beta") : 1.0);
-        if (c.contains("threshold") && !c["threshold"].is_null()) metric += ", " + std::to_string(f.number(c, "threshold", at + ".config.threshold"));
-        metric += ")";
-    }
-    return name == metric ? metric : name + "=" + metric;
-}
-
-KerasCompile read_compile(const JsonFile& f, const json& c) {
-    KerasCompile k;
-    for (const char* key : {"loss_weights", "weighted_metrics"})
-        if (c.contains(key) && !c[key].is_null()) throw f.error(std::string("compile_config.") + key, "is not supported by onefit");
-    k.loss = read_loss(f, f.get(c, "loss", "compile_config.loss"), "compile_config.loss");
-    k.optimizer = read_optimizer(f, f.get(c, "optimizer", "compile_config.optimizer"), "compile_config.optimizer");
-    if (c.contains("metrics") && !c["metrics"].is_null()) {
-        const json& m = c["metrics"];
-        if (!m.is_array()) throw f.error("compile_config.metrics", "must be a list (per-output metrics are not supported)");
-        for (size_t i = 0; i < m.size(); ++i) k.metrics.push_back(read_metric(f, m[i], "compile_config.metrics[" + std::to_string(i) + "]"));
-    }
-    return k;
-}
-
 Shape input_shape_of(const JsonFile& f, const json& batch_shape, const std::string& at) {
     if (!batch_shape.is_array() || batch_shape.size() < 2 || batch_shape.size() > 4)
         throw f.error(at, "must be [None, ...] of 1 to 3 dimensions, got " + printable(batch_shape.dump()));
@@ -541,7 +302,7 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
         }
         list.push_back(entry);
     }
-    ordered_json config = {{"name", functional ? "functional" : "sequential"}, {"trainable", true}, {"layers", list}};
+    ordered_json config = {{"name", model.display_name()}, {"trainable", true}, {"layers", list}};
     if (functional) {
         config["input_layers"] = {"input_layer", 0, 0};
         config["output_layers"] = {names.back(), 0, 0};
@@ -552,16 +313,12 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
                       {"registered_name", nullptr},
                       {"build_config", {{"input_shape", shape_json(model.input_shape())}}}};
     if (const TrainingProgram* program = compiled_program(model)) {
-        ordered_json metrics = ordered_json::array();
-        for (const std::string& m : program->metric_names) metrics.push_back(metric_json(m));
-        j["compile_config"] = {{"optimizer", optimizer_json(program->optimizer)}, {"loss", loss_json(program->loss)},
-                               {"loss_weights", nullptr}, {"metrics", metrics}, {"weighted_metrics", nullptr},
-                               {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", true}};
+        j["compile_config"] = keras_compile_json(*program);
     }
     return j;
 }
 
-KerasModelConfig read_keras_model_json(const JsonFile& f) {
+KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
     const json& root = f.root();
     const std::string cls = f.string(root, "class_name", "class_name");
     if (cls != "Sequential" && cls != "Functional" && cls != "Model")
@@ -569,6 +326,7 @@ KerasModelConfig read_keras_model_json(const JsonFile& f) {
     KerasModelConfig out;
     out.functional = cls != "Sequential";
     const json& config = f.get(root, "config", "config");
+    if (config.contains("name") && !config["name"].is_null()) out.name = f.string(config, "name", "config.name");
     const json& layers = f.get(config, "layers", "config.layers");
     if (!layers.is_array()) throw f.error("config.layers", "must be a list");
     std::map<std::string, int32_t> index;  // layer name -> its index in out.layers (-1: the input)
@@ -625,7 +383,9 @@ KerasModelConfig read_keras_model_json(const JsonFile& f) {
         for (size_t i = 0; i < out.layers.size(); ++i)
             if (out.layers[i].inputs == std::vector<int32_t>{static_cast<int32_t>(i) - 1}) out.layers[i].inputs.clear();
     }
-    if (root.contains("compile_config") && !root["compile_config"].is_null()) out.compile = read_compile(f, root["compile_config"]);
+    // (An uncompiled Keras model writes an empty compile_config.)
+    if (with_compile && root.contains("compile_config") && !root["compile_config"].is_null() && !root["compile_config"].empty())
+        out.compile = read_keras_compile(f, root["compile_config"]);
     return out;
 }
 

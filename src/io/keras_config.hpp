@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_file.hpp"
+#include "io/keras_compile.hpp"
 #include "onefit/layers.hpp"
 #include "onefit/losses.hpp"
 #include "onefit/optimizers.hpp"
@@ -40,13 +41,8 @@ std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, 
 // config.json for `model`, its layers in `order` (keras_layer_order).
 nlohmann::ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>& order);
 
-struct KerasCompile {
-    Loss loss;
-    Optimizer optimizer;
-    std::vector<std::string> metrics;  // onefit's names ("accuracy", "pr=pr_auc", "f1_score(macro)")
-};
-
 struct KerasModelConfig {
+    std::string name;  // the model's (config.name)
     Shape input_shape;
     std::vector<Layer> layers;  // in the file's (Keras's) order, named, with their inputs
     bool functional = false;
@@ -55,7 +51,8 @@ struct KerasModelConfig {
 
 // The model config.json describes; Error naming the file and the field for anything onefit cannot
 // hold (a layer class it lacks, an argument away from the value onefit supports, a shared layer,
-// several inputs, a metric object it cannot read).
-KerasModelConfig read_keras_model_json(const JsonFile& f);
+// several inputs, a metric object it cannot read). with_compile false: the compile config is not
+// read (Keras's load_model(compile=False) ignores it too).
+KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile = true);
 
 }  // namespace onefit::io

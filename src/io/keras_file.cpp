@@ -227,11 +227,12 @@ Sequential load_keras(const std::string& path, bool compile) {
     for (const char* name : {"config.json", "model.weights.h5"})
         if (!files.count(name)) throw file_error(path, 0, 0, std::string("has no ") + name + " (is it a Keras 3 .keras file?)");
     const io::JsonFile config(path + "/config.json", files.at("config.json"));
-    io::KerasModelConfig read = io::read_keras_model_json(config);
+    io::KerasModelConfig read = io::read_keras_model_json(config, compile);
     Sequential model(read.input_shape);
+    model.name = read.name;
     for (Layer& layer : read.layers) model.add(std::move(layer));
     config.named("config.layers", [&] { return nn::layer_specs(model.input_shape(), model.layers(), model.layer_names()).size(); });
-    if (compile && read.compile)
+    if (read.compile)
         config.named("compile_config", [&] {
             model.compile(read.compile->optimizer, read.compile->loss, CompileOptions{read.compile->metrics});
             return 0;

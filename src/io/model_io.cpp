@@ -93,6 +93,7 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     config["save_id"] = save_id;
     config["input_shape"] = model.input_shape();
     config["seed"] = model.seed();
+    if (!model.name.empty()) config["name"] = model.name;
     if (!model.class_names.empty()) config["class_names"] = model.class_names;
     const std::vector<std::string> names = default_layer_names(model.layers());
     config["layers"] = ordered_json::array();
@@ -387,6 +388,7 @@ Sequential load_model(const std::string& dir) {
     if (input_shape.size() > 3)
         throw f.error("input_shape", "must be [FEATURES] or [HEIGHT, WIDTH, CHANNELS], got " + shape_to_string(input_shape));
     Sequential model(input_shape, f.unsigned_integer(c, "seed", "seed"));
+    if (c.contains("name")) model.name = f.string(c, "name", "name");  // (optional: the default name is not written)
     if (c.contains("class_names")) {  // (optional: models of numbered labels have none)
         const json& names = c["class_names"];
         if (!names.is_array() || names.empty()) throw f.error("class_names", "must be a non-empty array of names");

@@ -59,10 +59,13 @@ std::string python_repr(double v) {
 // ---- ModelCheckpoint ----
 
 ModelCheckpoint::ModelCheckpoint(std::string filepath_, std::string monitor_, bool save_best_only_, std::string mode_,
-                                 int verbose_)
+                                 int verbose_, bool save_weights_only_)
     : filepath(std::move(filepath_)), monitor(std::move(monitor_)), mode(std::move(mode_)),
-      save_best_only(save_best_only_), verbose(verbose_) {
+      save_best_only(save_best_only_), save_weights_only(save_weights_only_), verbose(verbose_) {
     if (filepath.empty()) throw Error("ModelCheckpoint: filepath is empty; give a folder name");
+    if (save_weights_only && !filepath.ends_with(".weights.h5"))
+        throw Error("ModelCheckpoint: with save_weights_only the filepath must end in .weights.h5 (Keras 3's weights "
+                    "file), not '" + filepath + "'");
     best = maximizes(monitor, mode, "ModelCheckpoint") ? -std::numeric_limits<double>::infinity()
                                                         : std::numeric_limits<double>::infinity();
     path_for(0);  // a malformed {epoch...} fails here, before training
@@ -119,7 +122,8 @@ void ModelCheckpoint::on_epoch_end(int64_t epoch, const Logs& logs) {
     } else if (verbose > 0) {
         print() << "\nEpoch " << epoch + 1 << ": saving model to " << path << "\n";
     }
-    save_model(*model, path, epoch + 1, fit_seed);
+    if (save_weights_only) save_weights_h5(*model, path);
+    else save_model(*model, path, epoch + 1, fit_seed);
     last_saved = path;
 }
 

@@ -101,6 +101,11 @@ int64_t Sequential::count_params() const {
 
 std::vector<std::string> Sequential::layer_names() const { return default_layer_names(layers_); }
 
+std::string Sequential::display_name() const {
+    if (!name.empty()) return name;
+    return nn::is_graph(layers_) ? "functional" : "sequential";
+}
+
 Shape Sequential::output_shape() const {
     if (layers_.empty()) return input_shape_;
     return nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)).back().output;
@@ -119,7 +124,7 @@ std::string Sequential::summary() const {
                       c.c_str(), d.c_str());
         s << buf << "\n";
     };
-    s << "Model: \"" << (graph ? "functional" : "sequential") << "\"\n" << rule << "\n";
+    s << "Model: \"" << display_name() << "\"\n" << rule << "\n";
     row("Layer (type)", "Output Shape", "Param #", "Connected to");
     s << double_rule << "\n";
     int64_t total = 0, trainable = 0;

@@ -108,6 +108,16 @@ TEST(KerasConfig, TheUnchangedConfigReadsBack) {
     EXPECT_EQ(read.compile->metrics, (std::vector<std::string>{"accuracy"}));
 }
 
+TEST(KerasConfig, AnUncompiledModelsEmptyCompileConfigAndCompileFalseReadNoCompile) {
+    nlohmann::ordered_json config = compiled_config();
+    config["compile_config"] = nlohmann::ordered_json::object();  // what Keras writes before compile()
+    EXPECT_FALSE(io::read_keras_model_json(io::JsonFile("config.json", config.dump())).compile.has_value());
+    config["compile_config"] = compiled_config()["compile_config"];
+    config["compile_config"]["loss"] = "ctc";  // not read at all with compile=False
+    EXPECT_FALSE(io::read_keras_model_json(io::JsonFile("config.json", config.dump()), false).compile.has_value());
+    EXPECT_TRUE(io::read_keras_model_json(io::JsonFile("config.json", compiled_config().dump()), true).compile.has_value());
+}
+
 TEST(KerasConfig, WhatOnefitCannotHoldIsRefusedNamingTheField) {
     using Json = nlohmann::ordered_json;
     struct Case {
@@ -131,6 +141,7 @@ TEST(KerasConfig, WhatOnefitCannotHoldIsRefusedNamingTheField) {
          [](Json& c) { c["compile_config"]["optimizer"]["class_name"] = "Lion"; }, {"optimizer", "lion"}},
         {"a metric onefit lacks", [](Json& c) { c["compile_config"]["metrics"] = Json::array({"iou"}); }, {"iou"}},
         {"no layers", [](Json& c) { c["config"].erase("layers"); }, {"layers", "is missing"}},
+        {"compiled without a loss", [](Json& c) { c["compile_config"]["loss"] = nullptr; }, {"compile_config.loss", "compile=False"}},
     };
     for (const Case& k : cases) {
         SCOPED_TRACE(k.change);

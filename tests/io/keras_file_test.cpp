@@ -82,6 +82,31 @@ TEST(KerasFile, GraphAndImageLayersRoundTrip) {
     fs::remove(path);
 }
 
+TEST(KerasFile, TheModelsNameIsKeptByBothFormatsAndDefaultsByKind) {
+    Sequential chain({3}, 1);
+    chain.add(Dense(2));
+    Node in = Input({3});
+    Sequential graph = Model(in, make_layer("add")({Dense(2)(in), Dense(2)(in)}), 2);
+    EXPECT_EQ(chain.display_name(), "sequential");
+    EXPECT_EQ(graph.display_name(), "functional");
+    EXPECT_NE(chain.summary().find("Model: \"sequential\""), std::string::npos);
+    for (Sequential* model : {&chain, &graph}) {
+        const std::string keras = test_files::temp_path(".keras"), folder = test_files::temp_path("");
+        save_keras(*model, keras);
+        save_model(*model, folder);
+        EXPECT_EQ(load_keras(keras).display_name(), model->display_name());
+        EXPECT_TRUE(load_model(folder).name.empty());  // the default is not written
+        model->name = "iris_classifier";
+        save_keras(*model, keras);
+        save_model(*model, folder);
+        EXPECT_EQ(load_keras(keras).name, "iris_classifier");
+        EXPECT_EQ(load_model(folder).name, "iris_classifier");
+        EXPECT_NE(load_model(folder).summary().find("Model: \"iris_classifier\""), std::string::npos);
+        fs::remove(keras);
+        fs::remove_all(folder);
+    }
+}
+
 TEST(KerasFile, WeightsFileMovesWeightsBetweenModels) {
     Sequential a({4}, 1), b({4}, 2);
     for (Sequential* m : {&a, &b}) m->add(Dense(8, "relu")).add(Dropout(0.1f)).add(Dense(2));
@@ -93,6 +118,34 @@ TEST(KerasFile, WeightsFileMovesWeightsBetweenModels) {
     other.add(Dense(8)).add(Dense(2)).add(Dense(2));
     EXPECT_NE(error_of([&] { load_weights_h5(other, path); }).find("holds 0 arrays"), std::string::npos);
     fs::remove(path);
+}
+
+TEST(KerasFile, ModelCheckpointWithSaveWeightsOnlyWritesTheEpochsWeightsFile) {
+    const std::string dir = test_files::temp_path("_weights_ckpt");
+    fs::create_directories(dir);
+    const auto model_of = [](uint64_t seed) {
+        Sequential m({4}, seed);
+        m.add(Dense(6, "relu")).add(Dense(3, "softmax"));
+        m.compile("adam", "categorical_crossentropy");
+        return m;
+    };
+    Sequential model = model_of(4);
+    const Tensor x = random_tensor({24, 4}, 3);
+    Tensor y({24, 3});
+    for (int64_t i = 0; i < 24; ++i) y.at(i, i % 3) = 1.0f;
+    ModelCheckpoint checkpoint(dir + "/e{epoch}.weights.h5", "loss", false, "auto", 0, true);
+    FitOptions o;
+    o.epochs = 2, o.batch_size = 8, o.verbose = 0, o.shuffle = false, o.callbacks = {&checkpoint};
+    model.fit(x, y, o);
+    EXPECT_EQ(checkpoint.last_saved, dir + "/e2.weights.h5");
+    Sequential other = model_of(9);
+    load_weights_h5(other, dir + "/e2.weights.h5");
+    expect_same_weights(model, other);
+    load_weights_h5(other, dir + "/e1.weights.h5");  // the first epoch's weights differ from the second's
+    EXPECT_NE(other.get_weights()[0].values(), model.get_weights()[0].values());
+    EXPECT_NE(error_of([] { ModelCheckpoint("ckpt.keras", "loss", false, "auto", 0, true); }).find("must end in .weights.h5"),
+              std::string::npos);
+    fs::remove_all(dir);
 }
 
 TEST(KerasFile, DamagedOrForeignFilesAreRefusedNamingTheFile) {

@@ -93,17 +93,17 @@ class EarlyStopping(_Native):
 
 class ModelCheckpoint(_Native):
     """Saves the model after each epoch, or when `monitor` improved with save_best_only: a Keras 3
-    archive for a filepath ending in .keras (keras.saving.load_model reads it), else onefit's folder.
+    archive for a filepath ending in .keras (keras.saving.load_model reads it), else onefit's folder;
+    with save_weights_only, the weights alone as Keras 3's .weights.h5 (the filepath must end in it).
     "{epoch}" / "{epoch:02d}" in filepath become the epoch."""
 
     def __init__(self, filepath, monitor="val_loss", verbose=0, save_best_only=False, save_weights_only=False,
                  mode="auto", save_freq="epoch"):
         super().__init__()
-        if save_weights_only:
-            raise ValueError("ModelCheckpoint: save_weights_only is not supported; onefit saves the whole model folder")
         if save_freq != "epoch":
             raise ValueError("ModelCheckpoint: onefit saves at epoch ends only (save_freq='epoch')")
-        self._native = _onefit.ModelCheckpoint(str(filepath), monitor, bool(save_best_only), mode, int(verbose))
+        self._native = _onefit.ModelCheckpoint(str(filepath), monitor, bool(save_best_only), mode, int(verbose),
+                                               bool(save_weights_only))
 
 
 class CSVLogger(_Native):
