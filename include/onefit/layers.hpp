@@ -48,7 +48,7 @@ struct Layer {
     enum class Kind { Dense, Dropout, Flatten, Reshape, Conv2D, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D,
                       BatchNormalization, Activation, ReLU, LeakyReLU, Softmax, LayerNormalization, Embedding, Conv1D,
                       MaxPooling1D, AveragePooling1D, GlobalAveragePooling1D, GlobalMaxPooling1D, GlobalMaxPooling2D,
-                      Add, Subtract, Multiply, Average, Concatenate, Maximum, Minimum };
+                      Add, Subtract, Multiply, Average, Concatenate, Maximum, Minimum, Dot };
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // A Functional model's edges: the layers whose outputs this one takes, as indices into the
@@ -99,6 +99,10 @@ struct Layer {
     // Conv1D and the 1-D poolings over (steps, channels): Keras's kernel_size, strides, pool_size
     // (a pooling layer's strides default to its pool_size).
     int64_t kernel_size_1d = 1, strides_1d = 1, pool_size_1d = 2;
+    // Dot: the axis of each input to contract (Keras's numbering: the batch is 0, -1 the last), and
+    // whether each input is scaled to unit length along it first (cosine proximity).
+    std::array<int64_t, 2> axes{-1, -1};
+    bool normalize = false;
 
     // The Functional API (onefit/functional.hpp): this layer's output on tensors, as Keras's layer(x).
     Node operator()(const Node& input) const;

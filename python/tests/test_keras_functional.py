@@ -1,5 +1,5 @@
 """The Functional API (keras.Input, layers called on tensors, keras.Model(inputs, outputs)) and its
-merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate) against Keras 3 itself (JAX backend):
+merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum, Concatenate, Dot) against Keras 3 itself (JAX backend):
 from the same weights, the same predictions, per-epoch losses and validation losses within 1e-5 and
 the same trained weights; save/load, to_keras and summary keep the graph; what onefit refuses is
 named."""
@@ -49,7 +49,19 @@ def extremum_net(k, x):
     return k.Dense(3, activation="softmax", name="out")(k.Concatenate(name="cat")([hi, lo]))
 
 
-CASES = [(residual_net, (5,)), (image_net, (6, 6, 2)), (extremum_net, (5,))]
+def dot_net(k, x):
+    """Dot: vectors (cosine proximity with normalize) and matrices along either axis of each."""
+    a = k.Dense(6, activation="tanh", name="a")(x)
+    b = k.Dense(6, name="b")(x)
+    cosine = k.Dot(axes=1, normalize=True, name="cos")([a, b])
+    ma = k.Reshape((3, 4), name="ma")(k.Dense(12, activation="tanh", name="c")(x))
+    mb = k.Reshape((4, 2), name="mb")(k.Dense(8, name="d")(x))
+    product = k.Flatten(name="flat")(k.Dot(axes=(2, 1), name="mm")([ma, mb]))
+    gram = k.Flatten(name="flat_g")(k.Dot(axes=[1, 1], normalize=True, name="gram")([ma, ma]))
+    return k.Dense(3, activation="softmax", name="out")(k.Concatenate(name="cat")([cosine, product, gram, b]))
+
+
+CASES = [(residual_net, (5,)), (image_net, (6, 6, 2)), (extremum_net, (5,)), (dot_net, (5,))]
 
 
 def data(shape, n, seed):
@@ -70,7 +82,7 @@ def twins(make, shape):
     return k, m
 
 
-@pytest.mark.parametrize("make, shape", CASES, ids=["residual", "image", "extremum"])
+@pytest.mark.parametrize("make, shape", CASES, ids=["residual", "image", "extremum", "dot"])
 def test_predicts_and_trains_as_keras(make, shape):
     x, y = data(shape, 32, 5)
     k, m = twins(make, shape)

@@ -167,6 +167,38 @@ std::string reduce(OnnxGraph& g, const LayerInOut& l, const char* type, std::vec
     return l.at + "/" + type;
 }
 
+// Dot: each input as (batch, rows, k) with k the contracted axis (a vector is one row), scaled to
+// unit length along k as Keras's normalize (x * min(1 / sqrt(sum x^2), 1e7)), then one MatMul.
+std::string dot(OnnxGraph& g, const Layer& layer, const LayerInOut& l) {
+    std::string side[2];
+    for (int s = 0; s < 2; ++s) {
+        const Shape& shape = l.spec.inputs[static_cast<size_t>(s)];
+        const std::string at = l.at + "/in" + std::to_string(s);
+        std::string x = l.inputs[static_cast<size_t>(s)];
+        if (shape.size() == 1) {
+            x = g.op("Unsqueeze", {x, g.ints(at + "/row_axis", {1})}, at + "/row");
+        } else {
+            const int64_t axis = layer.axes[static_cast<size_t>(s)] < 0 ? layer.axes[static_cast<size_t>(s)] + 3 : layer.axes[static_cast<size_t>(s)];
+            if (axis == 1) {
+                attribute(g.node("Transpose", {x}, at + "/k_last"), "perm", std::vector<int64_t>{0, 2, 1});
+                x = at + "/k_last";
+            }
+        }
+        if (layer.normalize) {
+            onnx::NodeProto& squares = g.node("ReduceSumSquare", {x}, at + "/squares");
+            attribute(squares, "axes", std::vector<int64_t>{-1});
+            attribute(squares, "keepdims", int64_t{1});
+            const std::string inv = g.op("Reciprocal", {g.op("Sqrt", {at + "/squares"}, at + "/norm")}, at + "/inv_norm");
+            x = g.op("Mul", {x, g.op("Min", {inv, g.scalar(at + "/max_inv", 1e7f)}, at + "/inv_clamped")}, at + "/unit");
+        }
+        side[s] = x;
+    }
+    attribute(g.node("Transpose", {side[1]}, l.at + "/in1_t"), "perm", std::vector<int64_t>{0, 2, 1});
+    const std::string product = g.op("MatMul", {side[0], l.at + "/in1_t"}, l.at + "/matmul");  // (batch, r0, r1)
+    if (l.spec.inputs[0].size() == 1) return g.op("Reshape", {product, g.ints(l.at + "/shape", {-1, 1})}, l.at + "/dot");
+    return product;
+}
+
 std::string variadic(OnnxGraph& g, const LayerInOut& l, const char* type) {  // Add, Mul over 2+ inputs
     std::string y = l.inputs[0];
     for (size_t i = 1; i < l.inputs.size(); ++i) y = g.op(type, {y, l.inputs[i]}, l.at + "/" + type + std::to_string(i));
@@ -248,6 +280,7 @@ std::string lower(OnnxGraph& g, const LayerInOut& l) {
         case K::Average: return g.op("Mean", l.inputs, l.at + "/mean");
         case K::Maximum: return g.op("Max", l.inputs, l.at + "/max");
         case K::Minimum: return g.op("Min", l.inputs, l.at + "/min");
+        case K::Dot: return dot(g, layer, l);
         case K::Concatenate: attribute(g.node("Concat", l.inputs, l.at + "/concat"), "axis", layer.axis); return l.at + "/concat";
     }
     throw Error("export_onnx: layer '" + l.at + "' is a kind ONNX export does not know");

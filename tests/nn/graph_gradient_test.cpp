@@ -53,6 +53,50 @@ TEST(GraphGradients, MaximumAndMinimumSendEachGradientToTheInputThatWon) {
                             .rows = 6});
 }
 
+Layer dot(std::vector<int32_t> inputs, std::vector<int64_t> axes, bool normalize) {
+    return with_inputs(make_layer("dot", {{"axes", axes}, {"normalize", normalize}}), std::move(inputs));
+}
+
+TEST(GraphGradients, DotOfVectorsPlainAndNormalisedAndOfAnInputWithAnother) {
+    for (const bool normalize : {false, true}) {
+        SCOPED_TRACE(normalize ? "normalize" : "plain");
+        expect_gradients_match({.in = 4,
+                                .layers = {Dense(5, "tanh"), with_inputs(Dense(5, "sigmoid"), {-1}), dot({0, 1}, {-1, -1}, normalize),
+                                           with_inputs(Dense(4), {-1}), dot({3, -1}, {1, 1}, normalize),
+                                           merge("concatenate", {2, 4}), Dense(2)},
+                                .loss = make_loss(LossKind::mean_squared_error),
+                                .rows = 5});
+    }
+}
+
+TEST(GraphGradients, DotOfMatricesAlongEitherAxisOfEach) {
+    // (3, 4) . (4, 2) over the 4s -> (3, 2); (3, 4) . (3, 4) over the 3s -> (4, 4), normalised.
+    expect_gradients_match({.in = 6,
+                            .layers = {Dense(12, "tanh"), Reshape({3, 4}), with_inputs(Dense(8, "sigmoid"), {-1}), Reshape({4, 2}),
+                                       dot({1, 3}, {2, 1}, false), with_inputs(Dense(12), {-1}), Reshape({3, 4}),
+                                       dot({1, 6}, {1, -2}, true), Flatten(), with_inputs(Flatten(), {4}),
+                                       merge("concatenate", {8, 9}), Dense(2)},
+                            .loss = make_loss(LossKind::log_cosh),
+                            .rows = 4});
+}
+
+TEST(GraphGradients, DotChecksItsInputsAndAxes) {
+    const auto error_of = [](std::vector<Layer> layers, Shape in) {
+        try {
+            nn::layer_specs(in, layers, nn::default_layer_names(layers));
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(error_of({Dense(3), dot({-1, 0}, {1, 1}, false)}, {4}).find("contracted axes differ"), std::string::npos);
+    EXPECT_NE(error_of({Reshape({2, 2}), dot({-1, 0}, {1, 1}, false)}, {4}).find("equal ranks"), std::string::npos);
+    EXPECT_NE(error_of({Dense(4), dot({-1, 0}, {2, 2}, false)}, {4}).find("outside"), std::string::npos);
+    EXPECT_NE(error_of({Dense(4), Dense(4), dot({-1, 0, 1}, {1, 1}, false)}, {4}).find("exactly 2 inputs"), std::string::npos);
+    EXPECT_THROW(make_layer("dot", {{"axes", std::vector<int64_t>{0, 1}}}), Error);
+    EXPECT_THROW(make_layer("dot", {}), Error);  // axes is required, as Keras's
+}
+
 TEST(GraphGradients, ImageBranchesConcatenatedAlongChannels) {
     expect_gradients_match({.layers = {make_layer("conv2d", {{"filters", int64_t{3}}, {"kernel_size", int64_t{2}},
                                                              {"padding", std::string("same")}, {"activation", std::string("tanh")}}),

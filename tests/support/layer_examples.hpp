@@ -47,6 +47,7 @@ inline std::vector<Layer> one_of_each_kind() {
             make_layer("average"),
             make_layer("maximum"),
             make_layer("minimum"),
+            make_layer("dot", {{"axes", int64_t{-1}}, {"normalize", true}}),
             make_layer("concatenate", {{"axis", int64_t{3}}})};
 }
 

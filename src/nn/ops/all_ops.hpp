@@ -46,7 +46,8 @@
     X(Average, AverageOp)                               \
     X(Maximum, MaximumOp)                               \
     X(Minimum, MinimumOp)                               \
-    X(Concatenate, ConcatenateOp)
+    X(Concatenate, ConcatenateOp)                       \
+    X(Dot, DotOp)
 #endif
 
 ONEFIT_SIMD_BEGIN(nn)
