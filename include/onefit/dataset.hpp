@@ -83,6 +83,12 @@ struct DatasetPass {
 class Dataset {
 public:
     static Dataset from_tensor_slices(Tensor x, Tensor y);
+    // (x, y, sample_weight), as a tf.data dataset of 3-tuples: one weight per row ((N,) or (N, 1),
+    // finite), which fit and evaluate weight that row's loss by, as Keras does.
+    static Dataset from_tensor_slices(Tensor x, Tensor y, Tensor sample_weight);
+    // This dataset (its ops kept) with these per-row weights in place of its own (Keras's
+    // class_weight over a dataset is its labels' weights, row by row).
+    Dataset with_sample_weight(Tensor sample_weight) const;
 
     Dataset shuffle(int64_t buffer_size, uint64_t seed = 0, bool reshuffle_each_iteration = true) const;
     Dataset batch(int64_t batch_size, bool drop_remainder = false) const;
@@ -91,6 +97,7 @@ public:
 
     const Tensor& x() const;
     const Tensor& y() const;
+    const Tensor* sample_weight() const { return w_.get(); }  // null: unweighted
     bool is_batched() const;
     // Number of elements (rows, or batches once batched); -1 when infinite.
     int64_t cardinality() const;
@@ -109,7 +116,7 @@ public:
     };
 
 private:
-    std::shared_ptr<const Tensor> x_, y_;
+    std::shared_ptr<const Tensor> x_, y_, w_;
     std::vector<Op> ops_;
 };
 

@@ -8,24 +8,34 @@ AUTOTUNE = -1
 
 
 class Dataset:
-    def __init__(self, native, x, y):
+    def __init__(self, native, x, y, w=None):
         self._native = native
-        self._x, self._y = x, y  # the arrays, for iterating in Python
+        self._x, self._y, self._w = x, y, w  # the arrays, for iterating in Python (w: None, unweighted)
         self._iterations = 0
 
     @staticmethod
     def from_tensor_slices(tensors):
-        """A dataset of the rows of (x, y): two arrays (or array-likes) with the same first dimension."""
-        if not isinstance(tensors, (tuple, list)) or len(tensors) != 2:
-            raise ValueError("from_tensor_slices takes (features, labels); onefit trains on pairs")
+        """A dataset of the rows of (x, y) or (x, y, sample_weight), as tf.data's: arrays (or
+        array-likes) with the same first dimension; fit and evaluate weight each row's loss by its
+        sample_weight, as Keras does with a dataset of 3-tuples."""
+        if not isinstance(tensors, (tuple, list)) or len(tensors) not in (2, 3):
+            raise ValueError("from_tensor_slices takes (features, labels) or (features, labels, sample_weight)")
         from onefit._arrays import float32
 
         # Copied, as tf.data copies: changing the arrays afterwards does not change the dataset.
         x, y = float32(tensors[0], "dataset x").copy(), float32(tensors[1], "dataset y").copy()
-        return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y)
+        if len(tensors) == 2:
+            return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y)
+        w = _weights(tensors[2])
+        return Dataset(_onefit.Dataset.from_tensor_slices(x, y, w), x, y, w)
+
+    def _with_sample_weight(self, weights):
+        """This dataset, its ops kept, weighting row i by weights[i] (class_weight's rows)."""
+        w = _weights(weights)
+        return Dataset(self._native.with_sample_weight(w), self._x, self._y, w)
 
     def _then(self, native):
-        return Dataset(native, self._x, self._y)
+        return Dataset(native, self._x, self._y, self._w)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         if seed is None:
@@ -68,10 +78,11 @@ class Dataset:
         for size in sizes:
             index = rows[start:start + size]
             start += size
-            if batched:
-                yield self._x[index], self._y[index]
+            at = index if batched else index[0]
+            if self._w is None:
+                yield self._x[at], self._y[at]
             else:
-                yield self._x[index[0]], self._y[index[0]]
+                yield self._x[at], self._y[at], self._w[at]
 
     def _rows(self, steps):
         """The row indices (an int64 array) and batch sizes of the next pass, its first `steps`
@@ -87,3 +98,11 @@ class Dataset:
 
     def __repr__(self):
         return f"<onefit.data.Dataset cardinality={self.cardinality()}>"
+
+
+def _weights(values):
+    """Per-row weights as float32 (N,): an (N, 1) column is taken as (N,), as Keras's."""
+    from onefit._arrays import float32
+
+    w = float32(values, "dataset sample_weight").copy()
+    return w[:, 0].copy() if w.ndim == 2 and w.shape[1] == 1 else w

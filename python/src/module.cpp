@@ -470,6 +470,12 @@ NB_MODULE(_onefit, m) {
         .def_static("from_tensor_slices", [](const FloatArray& x, const FloatArray& y) {
             return onefit::Dataset::from_tensor_slices(tensor_view(x), tensor_view(y));
         }, "x"_a, "y"_a)
+        .def_static("from_tensor_slices", [](const FloatArray& x, const FloatArray& y, const FloatArray& w) {
+            return onefit::Dataset::from_tensor_slices(tensor_view(x), tensor_view(y), tensor_view(w));
+        }, "x"_a, "y"_a, "sample_weight"_a)
+        .def("with_sample_weight", [](const onefit::Dataset& d, const FloatArray& w) {
+            return d.with_sample_weight(tensor_view(w));
+        }, "sample_weight"_a)
         .def("shuffle", &onefit::Dataset::shuffle, "buffer_size"_a, "seed"_a, "reshuffle_each_iteration"_a)
         .def("batch", &onefit::Dataset::batch, "batch_size"_a, "drop_remainder"_a)
         .def("repeat", &onefit::Dataset::repeat, "count"_a)

@@ -224,3 +224,38 @@ def test_weights_keras_refuses_or_onefit_lacks_are_errors():
         m.fit(x, y, sample_weight=np.ones(29), verbose=0)
     with pytest.raises(ValueError, match="sample_weight holds a non-finite value at row 3"):
         m.fit(x, y, sample_weight=np.where(np.arange(30) == 3, np.nan, 1.0), verbose=0)
+
+
+@pytest.mark.parametrize("how", ["sample_weight", "class_weight"])
+def test_a_dataset_of_weighted_rows_trains_and_evaluates_as_keras_with_weights(how):
+    from onefit.data import Dataset
+
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(36, 4)).astype(np.float32)
+    y = (np.arange(36) % 3).astype(np.float32)
+    w = rng.uniform(0.2, 3.0, 36).astype(np.float32)
+    k, m = weighted_twins()
+    validation = (x[:12], y[:12], w[:12])
+    if how == "sample_weight":
+        theirs = k.fit(x, y, sample_weight=w, batch_size=8, epochs=3, shuffle=False, verbose=0,
+                       validation_data=validation).history
+        ours = m.fit(Dataset.from_tensor_slices((x, y, w[:, None])).batch(8), epochs=3, verbose=0,
+                     validation_data=Dataset.from_tensor_slices(validation).batch(8)).history
+    else:
+        class_weight = {0: 1.0, 1: 4.0, 2: 0.5}
+        theirs = k.fit(x, y, class_weight=class_weight, batch_size=8, epochs=3, shuffle=False, verbose=0).history
+        ours = m.fit(Dataset.from_tensor_slices((x, y)).batch(8), class_weight=class_weight, epochs=3,
+                     verbose=0).history
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+    weighted = Dataset.from_tensor_slices((x, y, w)).batch(8)
+    np.testing.assert_allclose(m.evaluate(weighted, verbose=0), k.evaluate(x, y, sample_weight=w, batch_size=8, verbose=0),
+                               rtol=1e-5)
+    first = next(iter(weighted))
+    assert len(first) == 3 and np.array_equal(first[2], w[:8])  # it yields (x, y, sample_weight), as tf.data
+    with pytest.raises(ValueError, match="You cannot `class_weight` and `sample_weight` at the same time"):
+        m.fit(weighted, class_weight={0: 2.0}, verbose=0)
+    with pytest.raises(ValueError, match=r"yields \(x, y, sample_weight\)"):
+        m.fit(Dataset.from_tensor_slices((x, y)).batch(8), sample_weight=w, verbose=0)
+    with pytest.raises(ValueError, match="sample_weight has 35 rows but x has 36"):
+        Dataset.from_tensor_slices((x, y, w[:35]))

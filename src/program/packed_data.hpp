@@ -86,13 +86,16 @@ PackedData<T> pack_fit_data(const TrainingProgram& program, const FitPlan& plan,
         const Tensor& vx = plan.val_dataset->x();
         PackedRows<T> vy;
         pack_labels(vy, plan.val_dataset->y(), plan.y_width, d.y_width);
-        std::vector<T> gathered_x, gathered_y;
+        const Tensor* vw = plan.val_dataset->sample_weight();
+        std::vector<T> gathered_x, gathered_y, gathered_w;
         for (int64_t r : pass.rows) {
             gathered_x.insert(gathered_x.end(), vx.data() + r * d.x_width, vx.data() + (r + 1) * d.x_width);
             gathered_y.insert(gathered_y.end(), vy.data() + r * d.y_width, vy.data() + (r + 1) * d.y_width);
+            if (vw) gathered_w.push_back(T(vw->data()[r]));
         }
         d.val_x.own(std::move(gathered_x));
         d.val_y.own(std::move(gathered_y));
+        if (vw) d.val_w.own(std::move(gathered_w));
         for (int64_t b : pass.batch_sizes)
             for (int64_t done = 0; done < b; done += max_rows) d.val_batches.push_back(std::min(max_rows, b - done));
     } else if (plan.val_x) {

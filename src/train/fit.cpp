@@ -39,13 +39,14 @@ History Sequential::fit(const Dataset& train, const FitOptions& options) {
     if (options.validation_split > 0)
         throw Error("fit: validation_split is not supported with a Dataset (as in Keras); pass validation data");
     if (options.sample_weight || options.validation_sample_weight)
-        throw Error("fit: sample_weight is for arrays; onefit's Datasets carry no weights yet");
+        throw Error("fit: sample_weight is for arrays; a Dataset carries its own (from_tensor_slices((x, y, sample_weight)))");
     train::check_features(prog, train.x(), "dataset x");
     warnings_ = train::check_labels(prog, train.y(), train.x().rows(), "dataset y");
     if (train.cardinality() < 0 && options.steps_per_epoch < 0)
         throw Error("fit: the dataset repeats forever; pass steps_per_epoch");
     FitPlan plan;
     plan.dataset = train;
+    if (const Tensor* w = train.sample_weight()) plan.sample_weight = w->data();  // (checked by the dataset)
     plan.y_width = label_width(train.y());
     if (options.validation_data) {
         const auto& [vx, vy] = *options.validation_data;

@@ -2,8 +2,10 @@
 // the row indices plan() yields.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <algorithm>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "onefit/dataset.hpp"
@@ -249,6 +251,27 @@ TEST(Dataset, CopiesShareTheArrays) {
 
 TEST(Dataset, RefusesXAndYWithDifferentRowCounts) {
     EXPECT_THROW(Dataset::from_tensor_slices(Tensor({10, 2}), Tensor({9})), Error);
+}
+
+TEST(Dataset, SampleWeightsAreOnePerRowFiniteAndKeptThroughItsOps) {
+    Tensor x({4, 2}), y({4}), w({4}), column({4, 1}), short_w({3}), nan_w({4});
+    for (int64_t i = 0; i < 4; ++i) w[i] = static_cast<float>(i + 1), nan_w[i] = i == 2 ? NAN : 1.0f;
+    const Dataset d = Dataset::from_tensor_slices(x, y, w).shuffle(4, 1).batch(2);
+    ASSERT_NE(d.sample_weight(), nullptr);
+    EXPECT_EQ(d.sample_weight()->data()[3], 4.0f);
+    EXPECT_EQ(Dataset::from_tensor_slices(x, y).sample_weight(), nullptr);
+    EXPECT_NO_THROW(Dataset::from_tensor_slices(x, y, column));
+    const auto message = [&](const Tensor& weights) {
+        try {
+            Dataset::from_tensor_slices(x, y, weights);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(message(short_w).find("sample_weight has 3 rows but x has 4"), std::string::npos);
+    EXPECT_NE(message(nan_w).find("non-finite value at row 2"), std::string::npos);
+    EXPECT_NE(message(Tensor({4, 2})).find("one weight per row"), std::string::npos);
 }
 
 TEST(Dataset, RefusesInvalidArguments) {

@@ -171,6 +171,37 @@ TEST(FitSchedule, WithoutShuffleBatchesAreConsecutiveRowsInOrder) {
     EXPECT_TRUE(testing_support::same_bits(arrays.get_weights(), dataset.get_weights()));
 }
 
+TEST(FitSchedule, ADatasetsSampleWeightsWeightAsArraysSampleWeightDoes) {
+    Tensor w({10}), vw({4});
+    for (int64_t i = 0; i < 10; ++i) w[i] = 0.25f + 0.5f * static_cast<float>(i % 4);
+    for (int64_t i = 0; i < 4; ++i) vw[i] = 2.0f - 0.4f * static_cast<float>(i);
+    const Tensor vx = small_x(4), vy = small_y(4);
+    Sequential arrays = classifier(3), dataset = classifier(3), unweighted = classifier(3);
+    FitOptions o = options(4, 3, false);
+    o.sample_weight = w;
+    o.validation_data = std::make_pair(vx, vy);
+    o.validation_sample_weight = vw;
+    const History a = arrays.fit(small_x(), small_y(), o);
+    FitOptions d = options(999, 3);
+    const Dataset validation = Dataset::from_tensor_slices(vx, vy, vw).batch(32);
+    d.validation_dataset = validation;
+    const History b = dataset.fit(Dataset::from_tensor_slices(small_x(), small_y(), w).batch(4), d);
+    EXPECT_TRUE(testing_support::same_bits(arrays.get_weights(), dataset.get_weights()));
+    EXPECT_EQ(a.history.at("loss"), b.history.at("loss"));
+    EXPECT_EQ(a.history.at("val_loss"), b.history.at("val_loss"));
+    unweighted.fit(Dataset::from_tensor_slices(small_x(), small_y()).batch(4), options(999, 3));
+    EXPECT_FALSE(testing_support::same_bits(unweighted.get_weights(), dataset.get_weights()));
+    // with_sample_weight keeps the dataset's ops: the same batches, these weights.
+    Sequential replaced = classifier(3);
+    replaced.fit(Dataset::from_tensor_slices(small_x(), small_y()).batch(4).with_sample_weight(w), options(999, 3));
+    EXPECT_TRUE(testing_support::same_bits(replaced.get_weights(), dataset.get_weights()));
+    FitOptions both = options(999, 1);
+    both.sample_weight = w;
+    EXPECT_NE(test_files::error_of([&] { dataset.fit(Dataset::from_tensor_slices(small_x(), small_y()).batch(4), both); })
+                  .find("a Dataset carries its own"),
+              std::string::npos);
+}
+
 TEST(FitSchedule, ShuffleChangesTheBatches) {
     Sequential in_order = classifier(1), shuffled = classifier(1);
     in_order.fit(small_x(), small_y(), options(4, 3, false));

@@ -193,11 +193,18 @@ class Sequential(_saving.FileMethods):
         level = _verbosity(verbose)
         options = _fit_options(batch_size, epochs, initial_epoch, level, validation_data, validation_split,
                                validation_batch_size, shuffle, steps_per_epoch, seed, device)
-        weights = _sample_weights(sample_weight, class_weight, None if dataset else y, "fit")
-        if weights is not None:
-            if dataset:
-                raise ValueError("fit: sample_weight and class_weight are for arrays; a Dataset carries no weights")
-            options.set_sample_weight(weights)
+        if dataset:
+            if sample_weight is not None:
+                raise ValueError("fit: sample_weight must not be given with a Dataset; it yields (x, y, sample_weight) "
+                                 "(Dataset.from_tensor_slices((x, y, w)))")
+            if class_weight is not None:  # as Keras: the dataset's labels give each row's weight
+                if x._w is not None:
+                    raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+                x = x._with_sample_weight(_sample_weights(None, class_weight, x._y, "fit"))
+        else:
+            weights = _sample_weights(sample_weight, class_weight, y, "fit")
+            if weights is not None:
+                options.set_sample_weight(weights)
         params = {"verbose": level, "epochs": int(epochs),
                   "steps": _steps_per_epoch(x, options)}
         if options.initial_epoch >= options.epochs:  # Keras runs no epoch and returns an empty History
@@ -269,7 +276,10 @@ class Sequential(_saving.FileMethods):
         if isinstance(x, _data.Dataset):
             if y is not None or batch_size is not None:
                 raise ValueError("evaluate: y and batch_size must not be given with a Dataset (it yields batches)")
-            x, y, batch_size = _dataset_arrays(x, steps, "evaluate")
+            if sample_weight is not None:
+                raise ValueError("evaluate: sample_weight must not be given with a Dataset; it yields (x, y, "
+                                 "sample_weight)")
+            x, y, sample_weight, batch_size = _dataset_arrays(x, steps, "evaluate")
         elif steps is not None:
             raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
         y = _float32(y, "y")
@@ -320,7 +330,7 @@ class Sequential(_saving.FileMethods):
         if isinstance(x, _data.Dataset):
             if batch_size is not None:
                 raise ValueError("predict: batch_size must not be given with a Dataset (it yields batches)")
-            x, _, batch_size = _dataset_arrays(x, steps, "predict")
+            x, _, _, batch_size = _dataset_arrays(x, steps, "predict")
         elif steps is not None:
             raise ValueError("predict: steps is for a Dataset; with arrays all rows are predicted")
         return self._require_built("predict").predict(_float32(x, "x"), 32 if batch_size is None else int(batch_size))
@@ -499,14 +509,15 @@ def _steps_per_epoch(x, options):
 
 
 def _dataset_arrays(dataset, steps, what):
-    """The rows of one pass over a batched dataset (the first `steps` batches), and its batch size,
-    for evaluate and predict."""
+    """The rows of one pass over a batched dataset (the first `steps` batches): x, y, their sample
+    weights (None: unweighted) and the batch size, for evaluate and predict."""
     if not dataset._native.is_batched():
         raise ValueError(f"{what}: batch the dataset first (dataset.batch(n)), as Keras needs")
     if steps is None and dataset.cardinality() < 0:
         raise ValueError(f"{what}: the dataset is infinite (repeat()); give steps=")
     index, sizes = dataset._rows(-1 if steps is None else int(steps))
-    return dataset._x[index], dataset._y[index], max(sizes) if sizes else 1
+    weights = None if dataset._w is None else dataset._w[index]
+    return dataset._x[index], dataset._y[index], weights, max(sizes) if sizes else 1
 
 
 def _short_fit(x, options, native):
