@@ -10,7 +10,7 @@ set -euo pipefail
 seconds=${1:-30}
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_FUZZ:-$root/build-fuzz}
-targets=(csv npy idx safetensors members)
+targets=(csv npy idx safetensors members keras)
 
 if ! command -v clang++ >/dev/null; then
   echo "ci-fuzz: clang++ not found; install clang and libclang-rt-14-dev (Debian 12)" >&2
@@ -19,6 +19,9 @@ fi
 cmake -S "$root/fuzz" -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build"
 
+# libhdf5 leaks a little on some damaged files' error paths (its own code, Debian's build): those
+# leaks are suppressed by library name, as in the sanitizer leg; any other leak still fails.
+export LSAN_OPTIONS=suppressions=$root/scripts/lsan-suppressions.txt
 failed=()
 for target in "${targets[@]}"; do
   work=$build/run/$target
@@ -28,6 +31,9 @@ for target in "${targets[@]}"; do
   options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
            -artifact_prefix="$work/")
   [ -f "$root/fuzz/$target.dict" ] && options+=(-dict="$root/fuzz/$target.dict")
+  # A damaged HDF5 file can make libhdf5 ask malloc for an impossible size (2^64 - 2^40); outside
+  # ASan malloc returns null, which libhdf5 checks, so fuzz_keras sees what a real run sees.
+  export ASAN_OPTIONS=allocator_may_return_null=$([ "$target" = keras ] && echo 1 || echo 0)
   echo "== fuzz_$target: $seconds s"
   if "$build/fuzz_$target" "${options[@]}" "$work/corpus" >"$work/log.txt" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log.txt" | grep -o '[0-9]*$' || echo '?')

@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "core/forked_call.hpp"
 #include "onefit/error.hpp"
 
 namespace onefit::io {
@@ -37,6 +38,68 @@ struct Id {
 };
 
 constexpr char kSignature[] = "\x89HDF\r\n\x1a\n";
+
+// The most values a dataset of a file of `bytes` may claim: Keras writes its arrays uncompressed,
+// so more than the file holds (with room for compression) is a damaged or hostile size, refused
+// before anything that size is allocated.
+int64_t most_values(size_t bytes) { return 16 * static_cast<int64_t>(bytes) + 1024; }
+
+// libhdf5 1.10 has known crashes and hangs on crafted files, and a reader must never take the
+// process down. So every file is first read whole in a forked child: every link listed, every
+// object's info taken, every numeric dataset read (what the parent's calls then do, on the same
+// bytes, with the same library). The child's exit says whether that survived; a signal (a
+// crash, or the alarm that ends a hang) makes the parent refuse the file without touching it.
+herr_t read_object(hid_t file, const char* name, const H5O_info_t* info, void* image_bytes) {
+    if (info->type == H5O_TYPE_GROUP) {
+        Id g(H5Gopen2(file, name, H5P_DEFAULT));
+        H5G_info_t members{};
+        if (g.ok() && H5Gget_info(g.id, &members) >= 0)
+            for (hsize_t i = 0; i < members.nlinks; ++i) {
+                char text[256];
+                H5Lget_name_by_idx(g.id, ".", H5_INDEX_NAME, H5_ITER_INC, i, text, sizeof text, H5P_DEFAULT);
+            }
+        return 0;
+    }
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    Id set(H5Dopen2(file, name, H5P_DEFAULT));
+    if (!set.ok()) return 0;
+    Id type(H5Dget_type(set.id));
+    const H5T_class_t kind = H5Tget_class(type.id);
+    Id space(H5Dget_space(set.id));
+    const hssize_t count = H5Sget_simple_extent_npoints(space.id);
+    if ((kind != H5T_FLOAT && kind != H5T_INTEGER) || count <= 0 || count > most_values(*static_cast<size_t*>(image_bytes)))
+        return 0;
+    std::vector<float> values(static_cast<size_t>(count));
+    H5Dread(set.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+    if (count == 1 && kind == H5T_INTEGER) {
+        int64_t value = 0;
+        H5Dread(set.id, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
+    }
+    return 0;
+}
+
+constexpr int kReadWhole = 0, kCannotOpen = 3;  // the child's exits; anything else refuses the file
+
+int read_whole(const std::string& image) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_core(fapl, 1 << 16, 0) < 0 ||
+        H5Pset_file_image(fapl, const_cast<char*>(image.data()), image.size()) < 0)  // (copied)
+        return kCannotOpen;
+    const hid_t file = H5Fopen("onefit-check.h5", H5F_ACC_RDONLY, fapl);
+    if (file < 0) return kCannotOpen;  // the parent's own open then reports it
+    size_t bytes = image.size();
+    H5Ovisit2(file, H5_INDEX_NAME, H5_ITER_INC, read_object, &bytes, H5O_INFO_BASIC);
+    return kReadWhole;
+}
+
+// Called with the HDF5 lock held, so no other thread is inside libhdf5 when the child is made.
+void check_in_a_child(const std::string& image, const std::string& file) {
+    const ForkedCallEnd end = forked_call([&] { return read_whole(image); }, 60);
+    if (end.kind == ForkedCallEnd::Kind::exited && (end.value == kReadWhole || end.value == kCannotOpen)) return;
+    if (end.kind == ForkedCallEnd::Kind::timed_out)
+        throw file_error(file, 0, 0, "is a damaged HDF5 file: libhdf5 did not finish reading it in 60 s; onefit refused it");
+    throw file_error(file, 0, 0, "is a damaged HDF5 file: libhdf5 crashed reading it (" + end.describe() + "); onefit refused it");
+}
 
 }  // namespace
 
@@ -104,6 +167,7 @@ H5Reader::H5Reader(std::string bytes, std::string file) : image_(std::move(bytes
         throw file_error(file_name_, 0, 0, "is not an HDF5 file (no HDF5 signature at its start)");
     std::lock_guard lock(h5_lock());
     quiet_hdf5();
+    check_in_a_child(image_, file_name_);
     Id fapl(H5Pcreate(H5P_FILE_ACCESS));
     if (!fapl.ok() || H5Pset_fapl_core(fapl.id, 1 << 16, 0) < 0 ||
         H5Pset_file_image(fapl.id, image_.data(), image_.size()) < 0)
@@ -172,6 +236,10 @@ Tensor H5Reader::array(const std::string& path) const {
         shape.push_back(static_cast<int64_t>(d));
         count *= static_cast<int64_t>(d);
     }
+    if (count > most_values(image_.size()))
+        throw file_error(file_name_, 0, 0, "dataset '" + path + "' claims " + std::to_string(count) +
+                                              " values, more than the file's " + std::to_string(image_.size()) +
+                                              " bytes could hold");
     Tensor t(shape);
     if (count > 0 && H5Dread(set.id, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data()) < 0)
         throw file_error(file_name_, 0, 0, "cannot read the dataset '" + path + "' as float32");

@@ -61,7 +61,10 @@ std::string zip_bytes(const std::vector<std::pair<std::string, std::string>>& en
 }
 
 std::map<std::string, std::string> read_zip(const std::string& path, size_t max_entry_bytes) {
-    const std::string bytes = read_binary_file(path, "the archive");
+    return read_zip_bytes(read_binary_file(path, "the archive"), path, max_entry_bytes);
+}
+
+std::map<std::string, std::string> read_zip_bytes(const std::string& bytes, const std::string& path, size_t max_entry_bytes) {
     if (bytes.size() < 22 || bytes.compare(0, 2, "PK") != 0)
         throw file_error(path, 0, 0, "is not a zip archive (a .keras file is one; was it cut short?)");
     zip_error_t error;
