@@ -4,7 +4,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <set>
 #include <variant>
 
 #include "core/overloaded.hpp"
@@ -80,21 +79,31 @@ LayerValue layer_value(const JsonFile& f, const json& v, const std::string& key,
     throw f.error(at, "is " + printable(v.dump(), 80) + ", which onefit cannot read as a layer argument");
 }
 
-// What a Keras layer config may hold that onefit's layers do not have, and the value(s) that mean
-// "not used". Any other value is refused by name.
-bool is_off(const std::string& key, const json& v) {
-    static const std::set<std::string> null_keys = {
-        "kernel_constraint", "bias_constraint", "embeddings_constraint", "beta_constraint", "gamma_constraint",
-        "quantization_config", "lora_rank", "lora_alpha", "noise_shape", "renorm_clipping", "beta_regularizer",
-        "gamma_regularizer", "activity_regularizer"};
-    if (null_keys.count(key)) return v.is_null();
-    if (key == "data_format") return v.is_null() || v == "channels_last";
-    if (key == "dilation_rate") return v == 1 || v == json::array({1}) || v == json::array({1, 1});
-    if (key == "groups") return v == 1;
-    if (key == "keepdims" || key == "synchronized" || key == "renorm" || key == "rms_scaling" || key == "sparse")
-        return v == false;
-    if (key == "axis") return v == -1 || v == json::array({-1});  // BatchNormalization: the last axis
-    return false;
+// What a Keras layer config may hold that onefit's layers do not have: each key, the values that
+// mean "not used" (read and ignored) and what the refusal of any other value says onefit supports.
+struct KerasOnlyKey {
+    const char* key;
+    std::vector<json> off;
+    const char* supported;
+};
+
+const KerasOnlyKey* keras_only_key(const std::string& key) {
+    static const std::vector<KerasOnlyKey> keys = [] {
+        std::vector<KerasOnlyKey> k;
+        for (const char* none : {"kernel_constraint", "bias_constraint", "embeddings_constraint", "beta_constraint",
+                                 "gamma_constraint", "quantization_config", "lora_rank", "lora_alpha", "noise_shape",
+                                 "renorm_clipping", "beta_regularizer", "gamma_regularizer", "activity_regularizer"})
+            k.push_back({none, {nullptr}, "None"});
+        for (const char* off : {"keepdims", "synchronized", "renorm", "rms_scaling", "sparse"}) k.push_back({off, {false}, "false"});
+        k.push_back({"data_format", {nullptr, "channels_last"}, "channels_last"});
+        k.push_back({"dilation_rate", {1, json::array({1}), json::array({1, 1})}, "1"});
+        k.push_back({"groups", {1}, "1"});
+        k.push_back({"axis", {-1, json::array({-1})}, "the last axis (-1)"});  // BatchNormalization's
+        return k;
+    }();
+    for (const KerasOnlyKey& k : keys)
+        if (key == k.key) return &k;
+    return nullptr;
 }
 
 // Keys that are read elsewhere or change nothing onefit computes: the name, Dropout's seed (the
@@ -149,12 +158,10 @@ Layer read_layer_config(const JsonFile& f, const json& entry, const std::string&
     for (const auto& [key, value] : config.items()) {
         const std::string field = where + "." + key;
         if (is_ignored(key, defaults)) continue;
-        const bool attribute = ints.count(key) > 0;
-        if (!attribute && is_off(key, value)) continue;
-        if (!attribute && (key == "data_format" || key == "dilation_rate" || key == "groups" || is_off(key, nullptr) ||
-                           key == "keepdims" || key == "axis" || key.ends_with("_constraint")))
-            throw f.error(field, "is " + printable(value.dump(), 60) + "; onefit supports only " +
-                                     (key == "data_format" ? "channels_last" : "the default"));
+        if (const KerasOnlyKey* only = ints.count(key) ? nullptr : keras_only_key(key)) {
+            if (std::find(only->off.begin(), only->off.end(), value) != only->off.end()) continue;
+            throw f.error(field, "is " + printable(value.dump(), 60) + "; onefit supports only " + only->supported);
+        }
         if (key.ends_with("_initializer")) {
             arguments.emplace_back(key, initializer_name(f, value, field));
             continue;

@@ -61,13 +61,16 @@ std::vector<std::vector<int>> keras_slot_groups(const Optimizer& o) {
 // slot vector of ParamOrder::keras, and its size.
 std::vector<std::pair<int64_t, Shape>> trainable_arrays(const TrainingProgram& program, const std::vector<std::string>& names,
                                                         const std::vector<size_t>& order) {
+    std::map<std::string, std::vector<const ProgramOp*>> ops_of;  // a layer's ops, by its name (one pass)
+    for (const ProgramOp& op : program.ops) ops_of[op.layer_name].push_back(&op);
     std::vector<std::pair<int64_t, Shape>> arrays;
-    for (size_t i : order)
-        for (const ProgramOp& op : program.ops) {
-            if (op.layer_name != names[i]) continue;
-            for (const ParamRef& ref : op.params)
+    for (size_t i : order) {
+        const auto it = ops_of.find(names[i]);
+        if (it == ops_of.end()) continue;
+        for (const ProgramOp* op : it->second)
+            for (const ParamRef& ref : op->params)
                 if (ref.trainable) arrays.emplace_back(ref.offset, ref.shape);
-        }
+    }
     return arrays;
 }
 
