@@ -66,60 +66,88 @@ ONEFIT_SIMD_BEGIN(nn)
 // Recall true positives, false positives, false negatives; AUC those and true negatives at each
 // of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals;
 // F1Score each class's (micro: all classes') true and false positives, false negatives and labels.
-template <class T>
-void metric_count(const Metric& m, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, double* counts) {
-    const MetricKind kind = m.kind;
+// Calls f(j, p_j, y_j, row_max) for each output j of each row (y_j the label there: a class index
+// repeated across a row of one label).
+template <class T, class F>
+void for_each_output(const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, F&& f) {
     const int64_t y_step = y_width == 1 ? 0 : 1;
     for (int64_t r = 0; r < rows; ++r) {
         const T* pr = p + r * width;
         const T* yr = y + r * y_width;
         T row_max = pr[0];
         for (int64_t j = 1; j < width; ++j) row_max = pr[j] > row_max ? pr[j] : row_max;
-        for (int64_t j = 0; j < width; ++j) {
-            const double pj = static_cast<double>(pr[j]), yj = static_cast<double>(yr[j * y_step]);
-            const bool positive = yj != 0.0;  // (Keras casts the labels to bool)
-            switch (kind) {
-                case MetricKind::precision:
-                case MetricKind::recall: {
-                    const bool predicted = pj > 0.5;
-                    counts[0] += predicted && positive, counts[1] += predicted && !positive,
-                        counts[2] += !predicted && positive;
-                    break;
+        for (int64_t j = 0; j < width; ++j) f(j, pr[j], yr[j * y_step], row_max, yr[0]);
+    }
+}
+
+// AUC's threshold t (0 - 1e-7, 1/199, ..., 198/199, 1 + 1e-7), as float32, as Keras's.
+inline float auc_threshold(int64_t t) {
+    const double threshold = t == 0 ? -1e-7 : t == kAucThresholds - 1 ? 1.0 + 1e-7 : static_cast<double>(t) / double(kAucThresholds - 1);
+    return static_cast<float>(threshold);
+}
+
+// A ratio metric's counts of a batch added to `counts` (Metric::counts values): Precision and
+// Recall true positives, false positives, false negatives; AUC those and true negatives at each
+// of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals;
+// F1Score each class's (micro: all classes') true and false positives, false negatives and labels.
+// One switch per call, never per value.
+template <class T>
+void metric_count(const Metric& m, const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, double* counts) {
+    switch (m.kind) {
+        case MetricKind::precision:
+        case MetricKind::recall:
+            return for_each_output(p, y, rows, width, y_width, [&](int64_t, T pj, T yj, T, T) {
+                const bool predicted = static_cast<double>(pj) > 0.5, positive = yj != T(0);  // (Keras casts labels to bool)
+                counts[0] += predicted && positive, counts[1] += predicted && !positive, counts[2] += !predicted && positive;
+            });
+        case MetricKind::auc_roc:
+        case MetricKind::auc_pr: {
+            // counts[4t + (tp, fp, fn, tn)]. A value is predicted positive at the thresholds below
+            // it, which are the first `above` of the sorted thresholds: each value is counted once
+            // in a histogram of `above`, and the thresholds' counts are its partial sums.
+            double positives[kAucThresholds + 1] = {}, negatives[kAucThresholds + 1] = {};
+            for_each_output(p, y, rows, width, y_width, [&](int64_t, T pj, T yj, T, T) {
+                const float v = static_cast<float>(pj);  // compared in float32, as Keras's
+                int64_t above = 0;  // thresholds t with v > threshold t (a prefix: they increase)
+                for (int64_t lo = 0, hi = kAucThresholds; lo < hi;) {
+                    const int64_t mid = (lo + hi) / 2;
+                    if (v > auc_threshold(mid)) lo = mid + 1, above = lo;
+                    else hi = mid;
                 }
-                case MetricKind::auc_roc:
-                case MetricKind::auc_pr: {
-                    // Thresholds 0 - 1e-7, 1/199, ..., 198/199, 1 + 1e-7: counts[4t + (tp, fp, fn, tn)].
-                    // Compared in float32, as Keras's (its thresholds and predictions are float32).
-                    for (int64_t t = 0; t < kAucThresholds; ++t) {
-                        const double threshold = t == 0 ? -1e-7 : t == kAucThresholds - 1 ? 1.0 + 1e-7
-                                                                  : static_cast<double>(t) / double(kAucThresholds - 1);
-                        const bool predicted = static_cast<float>(pj) > static_cast<float>(threshold);
-                        counts[4 * t + (predicted ? (positive ? 0 : 1) : (positive ? 2 : 3))] += 1;
-                    }
-                    break;
-                }
-                case MetricKind::r2_score: {
-                    const double d = yj - pj;
-                    counts[3 * j] += yj, counts[3 * j + 1] += yj * yj, counts[3 * j + 2] += d * d;
-                    break;
-                }
-                case MetricKind::f1_micro:
-                case MetricKind::f1_macro:
-                case MetricKind::f1_weighted: {
-                    // Keras's: above the threshold, or (None) the row's largest if not ~0; class
-                    // indices as labels are their one-hot rows.
-                    const double label = y_width == 1 && width > 1 ? double(static_cast<int64_t>(yr[0]) == j) : yj;
-                    const double predicted = m.threshold < 0 ? double(pr[j] >= row_max && std::fabs(pj) > 1e-9)
-                                                             : double(pj > m.threshold);
-                    double* c = counts + (kind == MetricKind::f1_micro ? 0 : 4 * j);
-                    c[0] += predicted * label, c[1] += predicted * (1 - label), c[2] += (1 - predicted) * label;
-                    c[3] += label;
-                    break;
-                }
-                default:
-                    return;
+                (yj != T(0) ? positives : negatives)[above] += 1;
+            });
+            double pos_above = 0, neg_above = 0, pos_total = 0, neg_total = 0;
+            for (int64_t c = 0; c <= kAucThresholds; ++c) pos_total += positives[c], neg_total += negatives[c];
+            // Threshold t predicts positive for the values whose `above` exceeds t.
+            for (int64_t c = kAucThresholds; c >= 1; --c) {
+                pos_above += positives[c], neg_above += negatives[c];
+                double* k = counts + 4 * (c - 1);
+                k[0] += pos_above, k[1] += neg_above, k[2] += pos_total - pos_above, k[3] += neg_total - neg_above;
             }
+            return;
         }
+        case MetricKind::r2_score:
+            return for_each_output(p, y, rows, width, y_width, [&](int64_t j, T pj, T yj, T, T) {
+                const double label = static_cast<double>(yj), d = label - static_cast<double>(pj);
+                counts[3 * j] += label, counts[3 * j + 1] += label * label, counts[3 * j + 2] += d * d;
+            });
+        case MetricKind::f1_micro:
+        case MetricKind::f1_macro:
+        case MetricKind::f1_weighted: {
+            const bool micro = m.kind == MetricKind::f1_micro;
+            return for_each_output(p, y, rows, width, y_width, [&](int64_t j, T pj, T yj, T row_max, T first_label) {
+                // Keras's: above the threshold, or (None) the row's largest if not ~0; class
+                // indices as labels are their one-hot rows.
+                const double label = y_width == 1 && width > 1 ? double(static_cast<int64_t>(first_label) == j) : double(yj);
+                const double predicted = m.threshold < 0 ? double(pj >= row_max && std::fabs(double(pj)) > 1e-9)
+                                                         : double(double(pj) > m.threshold);
+                double* c = counts + (micro ? 0 : 4 * j);
+                c[0] += predicted * label, c[1] += predicted * (1 - label), c[2] += (1 - predicted) * label;
+                c[3] += label;
+            });
+        }
+        default:
+            return;
     }
 }
 

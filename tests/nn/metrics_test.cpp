@@ -197,6 +197,23 @@ TEST(RatioMetrics, PrecisionRecallAndRocAucByHand) {
     EXPECT_EQ(ratio_metric("precision", {0.1, 0.2}, {1, 0}, 1), 0.0);
 }
 
+TEST(RatioMetrics, AucCountsEqualEveryThresholdComparedOneByOne) {
+    // Values on and beside the thresholds (float32's t/199), at the ends, beyond them, and NaN.
+    std::vector<double> p, y;
+    for (int64_t t = 0; t < nn::kAucThresholds; t += 7)
+        for (double nudge : {-1e-9, 0.0, 1e-9}) p.push_back(double(nn::auc_threshold(t)) + nudge), y.push_back(double((t + p.size()) % 3 == 0));
+    for (double v : {-1.0, 0.0, 1.0, 2.0, std::nan("")}) p.push_back(v), y.push_back(1.0), p.push_back(v), y.push_back(0.0);
+    const nn::Metric m = nn::resolve_metric("auc", 1, 1);
+    std::vector<double> counts(static_cast<size_t>(m.counts), 0.0), want(counts.size(), 0.0);
+    nn::metric_count(m, p.data(), y.data(), static_cast<int64_t>(p.size()), 1, 1, counts.data());
+    for (size_t i = 0; i < p.size(); ++i)
+        for (int64_t t = 0; t < nn::kAucThresholds; ++t) {
+            const bool predicted = static_cast<float>(p[i]) > nn::auc_threshold(t), positive = y[i] != 0.0;
+            want[static_cast<size_t>(4 * t + (predicted ? (positive ? 0 : 1) : (positive ? 2 : 3)))] += 1;
+        }
+    EXPECT_EQ(counts, want);
+}
+
 TEST(RatioMetrics, R2ScoreAveragesEachOutputs) {
     // Output 0 predicts its labels exactly (1); output 1 predicts their mean (0).
     const std::vector<double> p = {1, 2, 2, 2, 3, 2}, y = {1, 1, 2, 2, 3, 3};
