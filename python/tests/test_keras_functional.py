@@ -161,3 +161,13 @@ def test_what_onefit_refuses_is_named():
     with pytest.raises(TypeError, match="Functional model's layers come from"):
         z = keras.Input(shape=(4,))
         keras.Model(z, layers.Dense(2)(z)).add(layers.Dense(1))
+
+
+def test_a_tensors_shape_is_worked_out_once_and_compile_takes_every_metric_form():
+    x = keras.Input(shape=(5,))
+    h = layers.Dense(4)(x)
+    assert h.shape == (None, 4) and h.shape is h.shape  # (cached: the same tuple)
+    m = keras.Model(x, layers.Dense(3, activation="softmax")(h))
+    m.compile("adam", "categorical_crossentropy",
+              metrics=["acc", keras.metrics.AUC(curve="PR", name="pr"), real_keras.metrics.TopKCategoricalAccuracy(k=2)])
+    assert m._compiled[2] == ["acc", "pr=pr_auc", "top_k_categorical_accuracy=top_k_categorical_accuracy(2)"]

@@ -37,12 +37,15 @@ class KerasTensor:
 
     @property
     def shape(self):
-        """(None, ...) as Keras's: worked out by onefit's own shape rules."""
-        source, layers, edges = functional_graph(self)
-        native = _onefit.Sequential(list(source.shape[1:]), 0)
-        for layer, inputs in zip(layers, edges):
-            layer._add_to(native, inputs)
-        return (None,) + tuple(native.output_shape())
+        """(None, ...) as Keras's: worked out by onefit's own shape rules, once per tensor (the graph
+        behind a tensor never changes, so asking again costs nothing)."""
+        if getattr(self, "_shape", None) is None:
+            source, layers, edges = functional_graph(self)
+            native = _onefit.Sequential(list(source.shape[1:]), 0)
+            for layer, inputs in zip(layers, edges):
+                layer._add_to(native, inputs)
+            self._shape = (None,) + tuple(native.output_shape())
+        return self._shape
 
     def __repr__(self):
         return f"<KerasTensor from {type(self._layer).__name__} {self._layer.name or ''}>".replace(" >", ">")

@@ -1,7 +1,7 @@
 """keras.metrics' epoch-level ratio metrics as onefit computes them inside the compiled fit:
 Precision, Recall, AUC (ROC and PR), R2Score, F1Score and FBetaScore. Each is a description (its
 name, its Keras config); the model counts it over every batch of an epoch and logs the ratio, as
-Keras's stateful metrics do. Keras's own metric objects are accepted too (models._metric_names)."""
+Keras's stateful metrics do. Keras's own metric objects are accepted too (compiled_names)."""
 
 
 class Metric:
@@ -172,3 +172,26 @@ def keras_metric(keras, native_name):
         return keras.metrics.FBetaScore(average=average, beta=float(beta),
                                         threshold=float(threshold[0]) if threshold else None, name=key or "fbeta_score")
     return native_name
+
+
+def compiled_names(metrics):
+    """compile(metrics=[...]) as onefit's metric names: strings (Keras's aliases resolved), onefit's or
+    Keras's metric objects (a ratio metric's spec, a top-k's k, else its name) and named functions."""
+    names = []
+    for m in metrics or []:
+        if isinstance(m, str):
+            names.append(_BY_STRING.get(m, m))
+        elif metric_spec(m) is not None:  # a ratio metric (onefit's or Keras's object)
+            names.append(metric_spec(m))
+        elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
+            config = m.get_config() if callable(getattr(m, "get_config", None)) else {}
+            top_k = TOP_K_WORDS.get(type(m).__name__)
+            if top_k and config.get("k", 5) != 5:  # its k in the spec, its name the log key
+                names.append(f"{m.name}={top_k}({int(config['k'])})")
+            else:
+                names.append(m.name)
+        elif callable(m) and getattr(m, "__name__", None):
+            names.append(m.__name__)
+        else:
+            raise ValueError(f"metrics are given by name ('accuracy', 'mae', 'mse'), not {m!r}")
+    return names

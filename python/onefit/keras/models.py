@@ -20,27 +20,6 @@ from onefit.keras import saving as _saving
 from onefit.keras.saving import load_model  # noqa: F401  (keras.models.load_model)
 
 
-def _metric_names(metrics):
-    names = []
-    for m in metrics or []:
-        if isinstance(m, str):
-            names.append(_metrics._BY_STRING.get(m, m))
-        elif _metrics.metric_spec(m) is not None:  # a ratio metric (onefit's or Keras's object)
-            names.append(_metrics.metric_spec(m))
-        elif isinstance(getattr(m, "name", None), str):  # a Keras metric object
-            config = m.get_config() if callable(getattr(m, "get_config", None)) else {}
-            top_k = _metrics.TOP_K_WORDS.get(type(m).__name__)
-            if top_k and config.get("k", 5) != 5:  # its k in the spec, its name the log key
-                names.append(f"{m.name}={top_k}({int(config['k'])})")
-            else:
-                names.append(m.name)
-        elif callable(m) and getattr(m, "__name__", None):
-            names.append(m.__name__)
-        else:
-            raise ValueError(f"metrics are given by name ('accuracy', 'mae', 'mse'), not {m!r}")
-    return names
-
-
 class Sequential(_saving.FileMethods):
     """keras.Sequential([layers]): Dense, Dropout and the image layers (Conv2D, MaxPooling2D,
     AveragePooling2D, GlobalAveragePooling2D, Flatten, Reshape), compiled into one training program."""
@@ -138,7 +117,7 @@ class Sequential(_saving.FileMethods):
         # As Keras: a compile that fails leaves the model as it was.
         previous = (self.optimizer, self.loss, self._compiled, self._native)
         optimizer = _optimizers.get(optimizer)
-        compiled = (optimizer, _losses.get(loss), _metric_names(metrics))
+        compiled = (optimizer, _losses.get(loss), _metrics.compiled_names(metrics))
         self.optimizer, self.loss, self._compiled = optimizer, loss, compiled
         try:
             if self._native is None and self._input_shape is not None:
