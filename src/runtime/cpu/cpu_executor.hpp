@@ -28,6 +28,7 @@
 #include "core/rng.hpp"
 #include "core/thread_pool.hpp"
 #include "nn/activation.hpp"
+#include "nn/regularizer_penalty.hpp"
 #include "nn/dropout.hpp"
 #include "nn/losses.hpp"
 #include "nn/metrics.hpp"
@@ -187,14 +188,11 @@ private:
     double weight_penalty(bool with_gradient) {
         double penalty = 0;
         for (const Regularized& r : regularized_) {
-            const T l1 = T(r.regularizer.l1), l2 = T(r.regularizer.l2);
-            double abs_sum = 0, square_sum = 0;
-            for (int64_t i = r.begin; i < r.end; ++i) {
-                const T w = params_[static_cast<size_t>(i)];
-                abs_sum += std::fabs(double(w)), square_sum += double(w) * double(w);
-                if (with_gradient) grads_[static_cast<size_t>(i)] += l1 * T((w > T(0)) - (w < T(0))) + T(2) * l2 * w;
-            }
-            penalty += double(r.regularizer.l1) * abs_sum + double(r.regularizer.l2) * square_sum;
+            const T* w = params_.data() + r.begin;
+            penalty += nn::regularizer_penalty(r.regularizer, w, r.end - r.begin);
+            if (!with_gradient) continue;
+            T* g = grads_.data() + r.begin;
+            for (int64_t i = 0; i < r.end - r.begin; ++i) g[i] += nn::regularizer_gradient(r.regularizer, w[i]);
         }
         return penalty;
     }
@@ -205,14 +203,7 @@ private:
     double activity_penalty(int64_t rows) const {
         double penalty = 0;
         for (const size_t i : activity_ops_) {
-            const Regularizer& r = ops_[i].activity_regularizer();
-            const T* a = out(i);
-            double abs_sum = 0, square_sum = 0;
-            for (int64_t e = 0; e < rows * ops_[i].out_width; ++e) {
-                abs_sum += std::fabs(static_cast<double>(a[e]));
-                square_sum += static_cast<double>(a[e]) * static_cast<double>(a[e]);
-            }
-            penalty += double(r.l1) * abs_sum + double(r.l2) * square_sum;
+            penalty += nn::regularizer_penalty(ops_[i].activity_regularizer(), out(i), rows * ops_[i].out_width);
         }
         return penalty;
     }
@@ -221,11 +212,10 @@ private:
     void add_activity_gradient(size_t i, int64_t rows) {
         const Regularizer& r = ops_[i].activity_regularizer();
         if (!r.active()) return;
-        const T l1 = T(r.l1), l2 = T(r.l2), scale = T(1) / T(rows);
+        const T scale = T(1) / T(rows);
         const T* a = out(i);
         T* da = da_[i].data();
-        for (int64_t e = 0; e < rows * ops_[i].out_width; ++e)
-            da[e] += scale * (l1 * T((a[e] > T(0)) - (a[e] < T(0))) + T(2) * l2 * a[e]);
+        for (int64_t e = 0; e < rows * ops_[i].out_width; ++e) da[e] += scale * nn::regularizer_gradient(r, a[e]);
     }
 
     T* out(size_t i) { return a_[i].empty() ? z_[i].data() : a_[i].data(); }
