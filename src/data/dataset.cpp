@@ -1,6 +1,5 @@
 // Dataset: a list of tf.data-style ops over shared arrays. plan() runs the ops on row
 // indices only (no feature values are copied), the way tf.data's iterators pull elements.
-#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -8,6 +7,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "data/row_checks.hpp"
 #include "onefit/dataset.hpp"
 #include "onefit/error.hpp"
 
@@ -185,16 +185,7 @@ Dataset Dataset::from_tensor_slices(Tensor x, Tensor y, Tensor sample_weight) {
 
 Dataset Dataset::with_sample_weight(Tensor sample_weight) const {
     Dataset dataset = *this;
-    const Tensor& w = sample_weight;
-    if (w.rank() < 1 || w.rank() > 2 || (w.rank() == 2 && w.row_width() != 1))
-        throw Error("Dataset.from_tensor_slices: sample_weight has shape " + shape_to_string(w.shape()) +
-                    "; it takes one weight per row, (N,)");
-    if (w.rows() != dataset.x().rows())
-        throw Error("Dataset.from_tensor_slices: sample_weight has " + std::to_string(w.rows()) + " rows but x has " +
-                    std::to_string(dataset.x().rows()));
-    for (int64_t i = 0; i < w.size(); ++i)
-        if (!std::isfinite(w.data()[i]))
-            throw Error("Dataset.from_tensor_slices: sample_weight holds a non-finite value at row " + std::to_string(i));
+    check_sample_weight(sample_weight, dataset.x().rows(), "Dataset.from_tensor_slices: sample_weight", "x has");
     dataset.w_ = std::make_shared<const Tensor>(std::move(sample_weight));
     return dataset;
 }

@@ -66,8 +66,8 @@ ONEFIT_SIMD_BEGIN(nn)
 // Recall true positives, false positives, false negatives; AUC those and true negatives at each
 // of its thresholds; R2Score each output's sum of labels, of their squares, of squared residuals;
 // F1Score each class's (micro: all classes') true and false positives, false negatives and labels.
-// Calls f(j, p_j, y_j, row_max) for each output j of each row (y_j the label there: a class index
-// repeated across a row of one label).
+// Calls f(j, p_j, y_j, row_max, the row's first label) for each output j of each row (y_j the label
+// there: a class index repeated across a row of one label).
 template <class T, class F>
 void for_each_output(const T* p, const T* y, int64_t rows, int64_t width, int64_t y_width, F&& f) {
     const int64_t y_step = y_width == 1 ? 0 : 1;
@@ -108,10 +108,10 @@ void metric_count(const Metric& m, const T* p, const T* y, int64_t rows, int64_t
             double positives[kAucThresholds + 1] = {}, negatives[kAucThresholds + 1] = {};
             for_each_output(p, y, rows, width, y_width, [&](int64_t, T pj, T yj, T, T) {
                 const float v = static_cast<float>(pj);  // compared in float32, as Keras's
-                int64_t above = 0;  // thresholds t with v > threshold t (a prefix: they increase)
-                for (int64_t lo = 0, hi = kAucThresholds; lo < hi;) {
-                    const int64_t mid = (lo + hi) / 2;
-                    if (v > auc_threshold(mid)) lo = mid + 1, above = lo;
+                int64_t above = 0, hi = kAucThresholds;  // thresholds t with v > threshold t (a prefix: they increase)
+                while (above < hi) {
+                    const int64_t mid = (above + hi) / 2;
+                    if (v > auc_threshold(mid)) above = mid + 1;
                     else hi = mid;
                 }
                 (yj != T(0) ? positives : negatives)[above] += 1;

@@ -65,9 +65,11 @@ struct FitPlan {
     int64_t validation_batch_size = 32;
     int64_t y_width = 1;
     // Keras's sample_weight: one per training (validation) row, weighting its loss; null: none.
-    // Arrays only (not owned: the caller's tensors outlive the fit).
+    // Not owned: the caller's tensors (or the training Dataset's weights) outlive the fit. A
+    // validation Dataset's weights stay in it (its rows are gathered with them).
     const float* sample_weight = nullptr;
     const float* val_sample_weight = nullptr;
+    bool weighted() const { return sample_weight || val_sample_weight || (val_dataset && val_dataset->sample_weight()); }
 };
 
 // Validation batch rows when the user names none: the training batch size, as Keras, but at

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "data/row_checks.hpp"
 #include "onefit/error.hpp"
 #include "program/fit_plan.hpp"
 
@@ -21,22 +22,6 @@ std::string class_counts(const std::map<int64_t, int64_t>& counts) {
     std::string s;
     for (const auto& [c, n] : counts) s += (s.empty() ? "" : ", ") + std::to_string(c) + ": " + std::to_string(n);
     return "{" + s + "}";
-}
-
-// The index of the first NaN or infinity in v[0, n), or n. Every fit scans all of x and y (MNIST:
-// 47 M floats); a loop that stops at the first bad value cannot vectorise, so each chunk is checked
-// whole and searched only if it failed.
-int64_t first_non_finite(const float* v, int64_t n) {
-    constexpr int64_t kChunk = 4096;
-    for (int64_t start = 0; start < n; start += kChunk) {
-        const int64_t end = std::min(n, start + kChunk);
-        int bad = 0;
-        for (int64_t i = start; i < end; ++i) bad |= !(std::fabs(v[i]) <= std::numeric_limits<float>::max());
-        if (bad)
-            for (int64_t i = start; i < end; ++i)
-                if (!std::isfinite(v[i])) return i;
-    }
-    return n;
 }
 
 }  // namespace
@@ -66,15 +51,6 @@ void check_features(const TrainingProgram& program, const Tensor& x, const std::
             throw Error(what + " " + e.what() + " (layer '" + first.layer_name + "')");
         }
     }
-}
-
-void check_sample_weight(const Tensor& weights, int64_t rows, const std::string& what) {
-    if (weights.rank() > 2 || (weights.rank() == 2 && weights.row_width() != 1))
-        throw Error(what + " has shape " + shape_to_string(weights.shape()) + "; it takes one weight per row, (N,)");
-    if (weights.rows() != rows)
-        throw Error(what + " has " + std::to_string(weights.rows()) + " rows but the features have " + std::to_string(rows));
-    if (const int64_t i = first_non_finite(weights.data(), weights.size()); i < weights.size())
-        throw Error(what + " holds a non-finite value at row " + std::to_string(i));
 }
 
 std::vector<std::string> check_labels(const TrainingProgram& program, const Tensor& y, int64_t rows,

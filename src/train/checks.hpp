@@ -13,7 +13,6 @@ namespace onefit::train {
 // sparse labels must be integers in [0, classes). `what` names the data ("x", "validation x").
 void check_features(const TrainingProgram& program, const Tensor& x, const std::string& what);
 // Keras's sample_weight: one finite value per row ((N,) or (N, 1)). `what` names it.
-void check_sample_weight(const Tensor& weights, int64_t rows, const std::string& what);
 // Returns warnings (e.g. the broadcast of class indices against a K-wide output).
 std::vector<std::string> check_labels(const TrainingProgram& program, const Tensor& y, int64_t rows,
                                       const std::string& what);

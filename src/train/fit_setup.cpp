@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "onefit/error.hpp"
+#include "data/row_checks.hpp"
 #include "train/checks.hpp"
 
 namespace onefit::train {
@@ -40,7 +41,7 @@ void prepare_array_fit(const TrainingProgram& prog, const Tensor& x, const Tenso
     const Tensor* y_train = &y;
     const Tensor* y_val = nullptr;
     if (options.sample_weight) {
-        check_sample_weight(*options.sample_weight, x.rows(), "sample_weight");
+        check_sample_weight(*options.sample_weight, x.rows(), "sample_weight", "the features have");
         out.plan.sample_weight = options.sample_weight->data();
     }
     if (options.validation_sample_weight && !(options.validation_data && !options.validation_data->first.empty()))
@@ -60,7 +61,7 @@ void prepare_array_fit(const TrainingProgram& prog, const Tensor& x, const Tenso
         check_features(prog, vx, "validation x");
         x_val = FeatureView(vx), y_val = &vy;
         if (options.validation_sample_weight) {
-            check_sample_weight(*options.validation_sample_weight, vx.rows(), "validation sample_weight");
+            check_sample_weight(*options.validation_sample_weight, vx.rows(), "validation sample_weight", "the features have");
             out.plan.val_sample_weight = options.validation_sample_weight->data();
         }
     }

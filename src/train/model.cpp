@@ -11,6 +11,7 @@
 #include "program/fit_plan.hpp"
 #include "program/training_program.hpp"
 #include "runtime/cpu/cpu_simd.hpp"
+#include "data/row_checks.hpp"
 #include "train/checks.hpp"
 
 namespace onefit {
@@ -154,7 +155,7 @@ Logs Sequential::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, 
     if (batch_size < 1) throw Error("evaluate: batch_size must be at least 1");
     train::check_features(prog, x, "x");
     train::check_labels(prog, y, x.rows(), "y");
-    if (sample_weight) train::check_sample_weight(*sample_weight, x.rows(), "sample_weight");
+    if (sample_weight) check_sample_weight(*sample_weight, x.rows(), "sample_weight", "the features have");
     const int64_t y_width = label_width(y);
     std::vector<nn::Metric> metrics;
     for (const std::string& m : prog.metric_names) metrics.push_back(nn::resolve_metric(m, prog.output_width, y_width));

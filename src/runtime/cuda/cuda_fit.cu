@@ -376,7 +376,7 @@ std::string describe() {
 }
 
 static void check_unweighted(const FitPlan& plan) {
-    if (plan.sample_weight || plan.val_sample_weight || (plan.val_dataset && plan.val_dataset->sample_weight()))
+    if (plan.weighted())
         throw Error("device 'cuda' does not weight samples (sample_weight, class_weight) yet; use --device cpu");
 }
 
