@@ -1,7 +1,8 @@
 // Keras's Functional API: Input(shape) makes a model's input tensor, calling a layer on tensors
 // makes its output tensor (Dense(32, "relu")(x), Add()({a, b})), and Model(input, output) makes
 // the model of every layer between them. The model is a Sequential whose layers carry their
-// inputs (Layer::inputs): compiled, fitted and saved as any other, as one program.
+// inputs (Layer::inputs): compiled, fitted and saved as any other, as one program. A model of
+// several inputs takes their values side by side in each row of its data.
 #pragma once
 #include <memory>
 #include <string>
@@ -40,7 +41,11 @@ Node call(const Layer& layer, const std::vector<Node>& inputs);
 
 // The model from `input` to `output`: every layer `output` depends on, in an order where each
 // comes after its inputs (depth first, inputs in order, as they were called). Throws Error when
-// the output does not depend on `input` or depends on another Input (onefit's models take one).
+// the output does not depend on `input` or depends on another Input.
 Sequential Model(const Node& input, const Node& output, uint64_t seed = 0);
+// A model of several inputs, as keras.Model([a, b], output): its data's rows hold the inputs'
+// values side by side in this order, each flattened (Sequential::with_inputs). Every input must
+// be read by some layer; the output must depend on no other Input.
+Sequential Model(const std::vector<Node>& inputs, const Node& output, uint64_t seed = 0);
 
 }  // namespace onefit

@@ -135,7 +135,8 @@ bool is_keras_file(const std::string& path);  // ends in ".keras"
 // ---- ONNX ----
 
 // The model's predict as an ONNX model (opset 17, IR 8) that onnxruntime runs: one float32 input
-// "input" of shape (batch, *input_shape) as Keras takes it (Embedding's indices as floats too),
+// "input" of shape (batch, *input_shape) as Keras takes it (Embedding's indices as floats too; a
+// model of several inputs has one each, "input", "input_1", ..., of their own shapes),
 // one output "output" (batch, features); Dropout is the identity, BatchNormalization uses its
 // moving statistics, as in predict. Checked with ONNX's checker, written atomically.
 void export_onnx(const Sequential& model, const std::string& path);

@@ -52,7 +52,8 @@ struct Layer {
     Kind kind = Kind::Dense;
     std::string name;  // Keras-style default ("dense", "conv2d_1", ...) when empty
     // A Functional model's edges: the layers whose outputs this one takes, as indices into the
-    // model's layer list (earlier layers; -1 is the model's input). Empty: the previous layer's
+    // model's layer list (earlier layers; -1 is the model's input, and in a model of several
+    // inputs -1 - k is its input k). Empty: the previous layer's
     // output (the first layer's: the model's input), as in a Sequential model. Merge layers (Add,
     // Concatenate, ...) take two or more.
     std::vector<int32_t> inputs;
@@ -176,10 +177,11 @@ std::string layer_type(Layer::Kind kind);  // "dense"
 std::vector<std::string> default_layer_names(const std::vector<Layer>& layers);
 
 // A Functional layer's inputs as config files name them: earlier layers' names (`names`: every
-// layer's, Keras's defaults included), "input" for the model's input. Throws Error naming the
-// one that is no earlier layer's name.
+// layer's, Keras's defaults included), "input" for the model's input (of several: "input",
+// "input_1", ... for inputs 0, 1, ...). Throws Error naming the one that is no earlier layer's name.
 std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inputs,
                                              const std::vector<std::string>& names, size_t layer);
 std::vector<std::string> layer_input_names(const Layer& layer, const std::vector<std::string>& names);
+std::string model_input_name(int32_t source);  // source -1 - k: "input", "input_1", ...
 
 }  // namespace onefit

@@ -79,6 +79,10 @@ public:
     // input_shape: the features of one sample, e.g. {4}. seed: weight initialisation (and
     // by default shuffling and dropout), so a seed gives bit-identical fits.
     explicit Sequential(Shape input_shape, uint64_t seed = 0);
+    // A model of several inputs (a Functional model's, onefit/functional.hpp): layer input -1 - k
+    // (Layer::inputs) is input k. Its data's rows hold the inputs' values side by side, each
+    // flattened, in this order (input_shape() is that row's (width,)).
+    static Sequential with_inputs(std::vector<Shape> input_shapes, uint64_t seed = 0);
     Sequential(Sequential&&) noexcept;
     Sequential& operator=(Sequential&&) noexcept;
     ~Sequential();
@@ -86,6 +90,7 @@ public:
     Sequential& add(Layer layer);
     const std::vector<Layer>& layers() const { return layers_; }
     const Shape& input_shape() const { return input_shape_; }
+    const std::vector<Shape>& input_shapes() const { return input_shapes_; }  // one, or each input's
 
     void compile(const Optimizer& optimizer, const Loss& loss, const CompileOptions& options = {});
     void compile(const std::string& optimizer, const std::string& loss, const std::vector<std::string>& metrics = {});
@@ -131,6 +136,10 @@ public:
     // model's kind, "sequential" or (a graph) "functional" (display_name()).
     std::string name;
     std::string display_name() const;
+    // Each input's name (Keras's Input(name=...)), saved in the model's files; empty: Keras's
+    // defaults, input_layer, input_layer_1, ... (input_name(k)).
+    std::vector<std::string> input_names;
+    std::string input_name(size_t k) const;
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     // The label classes' names in output order, when the model learnt from named labels (a CSV's
     // "setosa", ...: output i is class_names[i]); saved with the model, so data read later can
@@ -145,6 +154,7 @@ public:
 private:
     History run_fit(FitPlan& plan, const FitOptions& options);
     Shape input_shape_;
+    std::vector<Shape> input_shapes_;
     uint64_t seed_;
     std::vector<Layer> layers_;
     std::vector<Tensor> weights_;  // Keras layout; the source of truth between fits

@@ -8,34 +8,37 @@ AUTOTUNE = -1
 
 
 class Dataset:
-    def __init__(self, native, x, y, w=None):
+    def __init__(self, native, x, y, w=None, parts=None):
         self._native = native
         self._x, self._y, self._w = x, y, w  # the arrays, for iterating in Python (w: None, unweighted)
+        self._parts = parts  # several inputs: each one's per-row shape (x holds them side by side)
         self._iterations = 0
 
     @staticmethod
     def from_tensor_slices(tensors):
         """A dataset of the rows of (x, y) or (x, y, sample_weight), as tf.data's: arrays (or
         array-likes) with the same first dimension; fit and evaluate weight each row's loss by its
-        sample_weight, as Keras does with a dataset of 3-tuples."""
+        sample_weight, as Keras does with a dataset of 3-tuples. x may be a tuple of arrays, one per
+        input of a Functional model of several, ((x1, x2), y); it yields such tuples too."""
         if not isinstance(tensors, (tuple, list)) or len(tensors) not in (2, 3):
             raise ValueError("from_tensor_slices takes (features, labels) or (features, labels, sample_weight)")
         from onefit._arrays import float32
 
         # Copied, as tf.data copies: changing the arrays afterwards does not change the dataset.
-        x, y = float32(tensors[0], "dataset x").copy(), float32(tensors[1], "dataset y").copy()
+        x, parts = _features(tensors[0])
+        y = float32(tensors[1], "dataset y").copy()
         if len(tensors) == 2:
-            return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y)
+            return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y, parts=parts)
         w = _weights(tensors[2])
-        return Dataset(_onefit.Dataset.from_tensor_slices(x, y, w), x, y, w)
+        return Dataset(_onefit.Dataset.from_tensor_slices(x, y, w), x, y, w, parts=parts)
 
     def _with_sample_weight(self, weights):
         """This dataset, its ops kept, weighting row i by weights[i] (class_weight's rows)."""
         w = _weights(weights)
-        return Dataset(self._native.with_sample_weight(w), self._x, self._y, w)
+        return Dataset(self._native.with_sample_weight(w), self._x, self._y, w, parts=self._parts)
 
     def _then(self, native):
-        return Dataset(native, self._x, self._y, self._w)
+        return Dataset(native, self._x, self._y, self._w, parts=self._parts)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         if seed is None:
@@ -79,10 +82,23 @@ class Dataset:
             index = rows[start:start + size]
             start += size
             at = index if batched else index[0]
+            x = self._x[at] if self._parts is None else self._split(self._x[at])
             if self._w is None:
-                yield self._x[at], self._y[at]
+                yield x, self._y[at]
             else:
-                yield self._x[at], self._y[at], self._w[at]
+                yield x, self._y[at], self._w[at]
+
+    def _split(self, rows):
+        """A dataset of several inputs' rows (their values side by side) as one array per input."""
+        import math
+
+        out, at = [], 0
+        lead = rows.shape[:-1]
+        for shape in self._parts:
+            n = math.prod(shape)
+            out.append(rows[..., at:at + n].reshape(lead + tuple(shape)))
+            at += n
+        return tuple(out)
 
     def _rows(self, steps):
         """The row indices (an int64 array) and batch sizes of the next pass, its first `steps`
@@ -100,9 +116,32 @@ class Dataset:
         return f"<onefit.data.Dataset cardinality={self.cardinality()}>"
 
 
-def _weights(values):
-    """Per-row weights as float32 (N,): an (N, 1) column is taken as (N,), as Keras's."""
+def _features(x):
+    """A dataset's features as float32 rows and, for several inputs (a tuple or list of arrays, a
+    Functional model's), each one's per-row shape: their values side by side in each row, as the
+    native model of several inputs takes them."""
+    import numpy as np
     from onefit._arrays import float32
 
-    w = float32(values, "dataset sample_weight").copy()
-    return w[:, 0].copy() if w.ndim == 2 and w.shape[1] == 1 else w
+    if isinstance(x, dict):
+        raise ValueError("from_tensor_slices: a dict of inputs is not supported; give a tuple of arrays in the "
+                         "model's input order, ((x1, x2), y)")
+    if not isinstance(x, (tuple, list)):
+        return float32(x, "dataset x").copy(), None
+    arrays = [float32(a, f"dataset x[{k}]") for k, a in enumerate(x)]
+    if not arrays or any(a.ndim == 0 or len(a) != len(arrays[0]) for a in arrays):
+        raise ValueError(f"from_tensor_slices: the inputs have {[len(a) if a.ndim else 0 for a in arrays]} rows; "
+                         "each needs the same number")
+    parts = [tuple(a.shape[1:]) or (1,) for a in arrays]
+    rows = len(arrays[0])
+    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1)), parts
+
+
+def _weights(values, what="dataset sample_weight"):
+    """Per-row weights as a contiguous float32 copy (N,): an (N, 1) column is taken as (N,), as Keras's
+    (fit's and evaluate's sample_weight too)."""
+    import numpy as np
+    from onefit._arrays import float32
+
+    w = float32(values, what)
+    return np.array(w[:, 0] if w.ndim == 2 and w.shape[1] == 1 else w, dtype=np.float32, order="C")

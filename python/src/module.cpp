@@ -369,6 +369,9 @@ NB_MODULE(_onefit, m) {
         .def("__init__", [](onefit::Sequential* s, std::vector<int64_t> input_shape, uint64_t seed) {
             new (s) onefit::Sequential(std::move(input_shape), seed);
         }, "input_shape"_a, "seed"_a)
+        .def_static("with_inputs", [](std::vector<std::vector<int64_t>> input_shapes, uint64_t seed) {
+            return onefit::Sequential::with_inputs(std::move(input_shapes), seed);
+        }, "input_shapes"_a, "seed"_a)
         // Any layer kind by its declaration: its word ("dense"), Keras's argument names and values.
         // inputs: a Functional layer's (onefit::Layer::inputs), empty for the previous layer's output.
         .def("add_layer", [](onefit::Sequential& s, const std::string& type, nb::dict arguments, const std::string& name,
@@ -440,9 +443,11 @@ NB_MODULE(_onefit, m) {
              "path"_a)
         .def("warnings", [](const onefit::Sequential& s) { return s.warnings(); })
         .def_prop_ro("input_shape", [](const onefit::Sequential& s) { return s.input_shape(); })
+        .def_prop_ro("input_shapes", [](const onefit::Sequential& s) { return s.input_shapes(); })
         .def_prop_ro("seed", &onefit::Sequential::seed)
         .def_rw("stop_training", &onefit::Sequential::stop_training)
         .def_rw("name", &onefit::Sequential::name)
+        .def_rw("input_names", &onefit::Sequential::input_names)
         .def_prop_ro("loss", [](const onefit::Sequential& s) { return s.loss(); })
         .def_prop_ro("optimizer", [](const onefit::Sequential& s) { return s.optimizer(); })
         .def_prop_ro("layers", [](const onefit::Sequential& s) {

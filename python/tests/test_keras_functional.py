@@ -147,8 +147,8 @@ def test_what_onefit_refuses_is_named():
     with pytest.raises(ValueError, match="called a second time"):
         shared(x)
     a, b = keras.Input(shape=(4,)), keras.Input(shape=(4,))
-    with pytest.raises(ValueError, match="take one input"):
-        keras.Model([a, b], layers.Add()([layers.Dense(2)(a), layers.Dense(2)(b)]))
+    with pytest.raises(ValueError, match="give one output"):
+        keras.Model([a, b], [layers.Dense(2)(a), layers.Dense(2)(b)])
     with pytest.raises(TypeError, match="subclassing"):
         keras.Model()
     with pytest.raises(TypeError, match="keras.Input tensors"):

@@ -99,8 +99,8 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
 
 
 def test_from_keras_of_a_functional_model_names_the_real_limits():
-    # A chain built with the Functional API converts (a Model); a shared layer, two inputs and a
-    # subclassed model are refused by name.
+    # A chain built with the Functional API converts (a Model); a shared layer, two outputs and a
+    # subclassed model are refused by name; two inputs convert.
     inputs = real_keras.Input((4,))
     outputs = real_keras.layers.Dense(3, name="out")(real_keras.layers.Dense(8, name="hidden")(inputs))
     assert isinstance(keras.from_keras(real_keras.Model(inputs, outputs, name="graph")), keras.Model)
@@ -109,8 +109,11 @@ def test_from_keras_of_a_functional_model_names_the_real_limits():
     with pytest.raises(ValueError, match="layer 'shared' is called 2 times"):
         keras.from_keras(twice)
     a, b = real_keras.Input((4,)), real_keras.Input((4,))
-    with pytest.raises(ValueError, match="has 2 inputs and 1 outputs"):
-        keras.from_keras(real_keras.Model([a, b], real_keras.layers.Add()([a, b])))
+    two_inputs = keras.from_keras(real_keras.Model([a, b], real_keras.layers.Add()([a, b])))
+    np.testing.assert_array_equal(two_inputs.predict([np.ones((2, 4)), np.full((2, 4), 2.0)], verbose=0),
+                                  np.full((2, 4), 3.0))
+    with pytest.raises(ValueError, match="has 2 outputs"):
+        keras.from_keras(real_keras.Model(a, [real_keras.layers.Dense(2)(a), real_keras.layers.Dense(3)(a)]))
 
     class Subclassed(real_keras.Model):
         def call(self, x):

@@ -135,5 +135,5 @@ def test_an_embeddings_indices_are_checked_before_anything_runs():
         np.testing.assert_array_equal(a, b)
     model2 = keras.Sequential([keras.Input((3,)), layers.Dense(3), layers.Embedding(4, 2), layers.Flatten(),
                                layers.Dense(2)])
-    with pytest.raises(ValueError, match="must be the model's first layer"):
+    with pytest.raises(ValueError, match="must read a model input directly"):
         model2.compile("adam", "mse")

@@ -226,17 +226,18 @@ std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (!nn::is_graph(layers) || layers.empty()) return order;
     const int64_t n = static_cast<int64_t>(layers.size());
-    // Node i + 1 is layer i; node 0 the model's input.
+    // Node i + 1 is layer i; node 0 the model's inputs (each a leaf, so one node orders the rest as Keras does).
+    const auto node_of = [](int32_t source) { return static_cast<size_t>(std::max(source + 1, 0)); };
     std::vector<int64_t> depth(static_cast<size_t>(n + 1), 0), seen(static_cast<size_t>(n + 1), -1);
     for (int64_t i = n - 1; i >= 0; --i)
         for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(i)))
-            depth[static_cast<size_t>(s + 1)] = std::max(depth[static_cast<size_t>(s + 1)], depth[static_cast<size_t>(i + 1)] + 1);
+            depth[node_of(s)] = std::max(depth[node_of(s)], depth[static_cast<size_t>(i + 1)] + 1);
     int64_t next = 0;
     const std::function<void(int64_t)> walk = [&](int64_t node) {
         if (seen[static_cast<size_t>(node)] >= 0) return;
         seen[static_cast<size_t>(node)] = next++;
         if (node == 0) return;
-        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(node - 1))) walk(s + 1);
+        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(node - 1))) walk(static_cast<int64_t>(node_of(s)));
     };
     walk(n);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -246,9 +247,9 @@ std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
     return order;
 }
 
-std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, bool functional) {
+std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, size_t input_layers) {
     std::map<std::string, int> used;
-    if (functional) used["input_layer"] = 0;
+    if (input_layers > 0) used["input_layer"] = static_cast<int>(input_layers) - 1;
     std::vector<std::string> groups;
     for (const Layer& layer : ordered) {
         const std::string base = snake_case(nn::layer_kind(layer.kind).keras_class);
@@ -267,19 +268,31 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
     const std::vector<Layer>& layers = model.layers();
     const std::vector<std::string> names = model.layer_names();
     const bool functional = nn::is_graph(layers);
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), layers, names);
-    const ordered_json input_layer = {
-        {"module", "keras.layers"},
-        {"class_name", "InputLayer"},
-        {"config", {{"batch_shape", shape_json(model.input_shape())}, {"dtype", "float32"}, {"sparse", false}, {"name", "input_layer"}}},
-        {"registered_name", nullptr}};
-    ordered_json list = ordered_json::array();
-    if (!functional) list.push_back(input_layer);
-    else {
-        ordered_json in = input_layer;
-        in["name"] = "input_layer";
-        in["inbound_nodes"] = ordered_json::array();
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shapes(), layers, names);
+    const std::vector<Shape>& inputs = model.input_shapes();
+    // The InputLayers' names: the model's input names (Keras's defaults input_layer, input_layer_1, ...).
+    const auto input_name = [&](int32_t source) { return model.input_name(static_cast<size_t>(-1 - source)); };
+    for (size_t k = 0; k < inputs.size(); ++k) {  // (Keras finds every tensor's layer by name)
+        const std::string name = model.input_name(k);
+        bool taken = std::find(names.begin(), names.end(), name) != names.end();
+        for (size_t j = 0; j < k; ++j) taken = taken || model.input_name(j) == name;
+        if (taken) throw Error("input " + std::to_string(k) + " is named '" + name + "', as another input or a layer is; "
+                               "Keras needs unique names");
+    }
+    ordered_json list = ordered_json::array(), input_layers = ordered_json::array();
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        const std::string name = input_name(-1 - static_cast<int32_t>(k));
+        ordered_json in = {
+            {"module", "keras.layers"},
+            {"class_name", "InputLayer"},
+            {"config", {{"batch_shape", shape_json(inputs[k])}, {"dtype", "float32"}, {"sparse", false}, {"name", name}}},
+            {"registered_name", nullptr}};
+        if (functional) {
+            in["name"] = name;
+            in["inbound_nodes"] = ordered_json::array();
+        }
         list.push_back(in);
+        input_layers.push_back({name, 0, 0});
     }
     for (size_t i : order) {
         ordered_json entry = keras_object("keras.layers", nn::layer_kind(layers[i].kind).keras_class,
@@ -296,12 +309,12 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
             const std::vector<int32_t> sources = nn::layer_sources(layers, i);
             for (size_t k = 0; k < sources.size(); ++k) {
                 const int32_t s = sources[k];
-                const Shape& shape = s < 0 ? model.input_shape() : specs[static_cast<size_t>(s)].output;
+                const Shape& shape = s < 0 ? inputs[static_cast<size_t>(-1 - s)] : specs[static_cast<size_t>(s)].output;
                 args.push_back({{"class_name", "__keras_tensor__"},
                                 {"config",
                                  {{"shape", shape_json(shape)},
                                   {"dtype", "float32"},
-                                  {"keras_history", {s < 0 ? std::string("input_layer") : names[static_cast<size_t>(s)], 0, 0}}}}});
+                                  {"keras_history", {s < 0 ? input_name(s) : names[static_cast<size_t>(s)], 0, 0}}}}});
             }
             entry["name"] = names[i];
             entry["inbound_nodes"] = ordered_json::array(
@@ -311,14 +324,14 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
     }
     ordered_json config = {{"name", model.display_name()}, {"trainable", true}, {"layers", list}};
     if (functional) {
-        config["input_layers"] = {"input_layer", 0, 0};
+        config["input_layers"] = inputs.size() == 1 ? input_layers[0] : input_layers;
         config["output_layers"] = {names.back(), 0, 0};
     }
     ordered_json j = {{"module", functional ? "keras.src.models.functional" : "keras"},
                       {"class_name", functional ? "Functional" : "Sequential"},
                       {"config", config},
                       {"registered_name", nullptr},
-                      {"build_config", {{"input_shape", shape_json(model.input_shape())}}}};
+                      {"build_config", {{"input_shape", inputs.size() == 1 ? shape_json(inputs[0]) : ordered_json()}}}};
     if (const TrainingProgram* program = compiled_program(model)) {
         j["compile_config"] = keras_compile_json(*program);
     }
@@ -336,18 +349,29 @@ KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
     if (config.contains("name") && !config["name"].is_null()) out.name = f.string(config, "name", "config.name");
     const json& layers = f.get(config, "layers", "config.layers");
     if (!layers.is_array()) throw f.error("config.layers", "must be a list");
-    std::map<std::string, int32_t> index;  // layer name -> its index in out.layers (-1: the input)
-    bool have_input = false;
+    // A Functional model's inputs in its call order (config.input_layers): input k is source -1 - k.
+    std::vector<std::string> input_names;
+    if (out.functional) input_names = end_layers(f, config, "input_layers");
+    if (out.functional && input_names.empty()) throw f.error("config.input_layers", "names no input");
+    std::map<std::string, int32_t> index;  // layer name -> its index in out.layers (-1 - k: input k)
+    std::vector<std::optional<Shape>> input_shapes(std::max<size_t>(input_names.size(), 1));
     for (size_t i = 0; i < layers.size(); ++i) {
         const std::string at = "config.layers[" + std::to_string(i) + "]";
         const json& entry = layers[i];
         if (f.string(entry, "class_name", at + ".class_name") == "InputLayer") {
             const json& c = f.get(entry, "config", at + ".config");
             const char* key = c.contains("batch_shape") ? "batch_shape" : "batch_input_shape";
-            if (have_input) throw f.error(at, "is a second InputLayer; onefit's models take one input");
-            out.input_shape = input_shape_of(f, f.get(c, key, at + ".config." + key), at + ".config." + key);
-            have_input = true;
-            index[c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "input_layer"] = -1;
+            const std::string name = c.contains("name") && c["name"].is_string() ? c["name"].get<std::string>() : "input_layer";
+            size_t k = 0;
+            if (out.functional) {
+                const auto it = std::find(input_names.begin(), input_names.end(), name);
+                if (it == input_names.end())
+                    throw f.error(at, "is the InputLayer " + printable(name) + ", which config.input_layers does not name");
+                k = static_cast<size_t>(it - input_names.begin());
+            }
+            if (input_shapes[k]) throw f.error(at, "is a second InputLayer " + printable(name) + "; a Sequential model takes one input");
+            input_shapes[k] = input_shape_of(f, f.get(c, key, at + ".config." + key), at + ".config." + key);
+            index[name] = -1 - static_cast<int32_t>(k);
             continue;
         }
         Layer layer = read_layer_config(f, entry, at);
@@ -371,17 +395,20 @@ KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
         index[layer.name] = static_cast<int32_t>(out.layers.size());
         out.layers.push_back(std::move(layer));
     }
-    if (!have_input) {  // a Sequential saved without keras.Input: its build shape
+    for (size_t k = 0; k < input_names.size(); ++k)
+        if (!input_shapes[k]) throw f.error("config.input_layers", "names " + printable(input_names[k]) + ", which is no InputLayer");
+    if (!input_shapes[0]) {  // a Sequential saved without keras.Input: its build shape
         const json* shape = nullptr;
         if (config.contains("build_input_shape") && !config["build_input_shape"].is_null()) shape = &config["build_input_shape"];
         else if (root.contains("build_config") && root["build_config"].is_object() && root["build_config"].contains("input_shape"))
             shape = &root["build_config"]["input_shape"];
         if (!shape || shape->is_null()) throw f.error("config", "has no input shape (the model was saved before it was built)");
-        out.input_shape = input_shape_of(f, *shape, "build_config.input_shape");
+        input_shapes[0] = input_shape_of(f, *shape, "build_config.input_shape");
     }
+    for (const std::optional<Shape>& shape : input_shapes) out.input_shapes.push_back(*shape);
+    out.input_names = input_names;
     if (out.layers.empty()) throw f.error("config.layers", "has no layers");
     if (out.functional) {
-        if (end_layers(f, config, "input_layers").size() != 1) throw f.error("config.input_layers", "must name one input; onefit's models take one");
         const std::vector<std::string> outputs = end_layers(f, config, "output_layers");
         if (outputs.size() != 1) throw f.error("config.output_layers", "must name one output; onefit's models give one");
         if (outputs[0] != out.layers.back().name)

@@ -34,16 +34,18 @@ const TrainingProgram* compiled_program(const Sequential& model);
 std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers);
 
 // Each layer's group in model.weights.h5 ("layers/dense", "layers/dense_1", ...): its class in
-// snake case, numbered in Keras's order; a Functional model's InputLayer takes "input_layer" first.
+// snake case, numbered in Keras's order; a Functional model's InputLayers (input_layers of them)
+// take "input_layer", "input_layer_1", ... first.
 // In the order of `ordered` (the layers already in Keras's order).
-std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, bool functional);
+std::vector<std::string> keras_weight_groups(const std::vector<Layer>& ordered, size_t input_layers);
 
 // config.json for `model`, its layers in `order` (keras_layer_order).
 nlohmann::ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>& order);
 
 struct KerasModelConfig {
     std::string name;  // the model's (config.name)
-    Shape input_shape;
+    std::vector<Shape> input_shapes;  // one, or a Functional model's several (in its call order)
+    std::vector<std::string> input_names;  // a Functional model's InputLayers' names, in that order
     std::vector<Layer> layers;  // in the file's (Keras's) order, named, with their inputs
     bool functional = false;
     std::optional<KerasCompile> compile;  // when the file has a compile_config
@@ -51,7 +53,7 @@ struct KerasModelConfig {
 
 // The model config.json describes; Error naming the file and the field for anything onefit cannot
 // hold (a layer class it lacks, an argument away from the value onefit supports, a shared layer,
-// several inputs, a metric object it cannot read). with_compile false: the compile config is not
+// several outputs, a metric object it cannot read). with_compile false: the compile config is not
 // read (Keras's load_model(compile=False) ignores it too).
 KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile = true);
 

@@ -83,11 +83,11 @@ struct KerasLayout {
     bool functional = false;
 
     KerasLayout(const Sequential& model, const std::vector<size_t>& order)
-        : names(model.layer_names()), specs(nn::layer_specs(model.input_shape(), model.layers(), names)),
+        : names(model.layer_names()), specs(nn::layer_specs(model.input_shapes(), model.layers(), names)),
           functional(nn::is_graph(model.layers())) {
         std::vector<Layer> ordered;
         for (size_t i : order) ordered.push_back(model.layers()[i]);
-        groups = io::keras_weight_groups(ordered, functional);
+        groups = io::keras_weight_groups(ordered, functional ? model.input_shapes().size() : 0);
     }
 };
 
@@ -231,10 +231,11 @@ Sequential load_keras(const std::string& path, bool compile) {
         if (!files.count(name)) throw file_error(path, 0, 0, std::string("has no ") + name + " (is it a Keras 3 .keras file?)");
     const io::JsonFile config(path + "/config.json", files.at("config.json"));
     io::KerasModelConfig read = io::read_keras_model_json(config, compile);
-    Sequential model(read.input_shape);
+    Sequential model = Sequential::with_inputs(read.input_shapes);
     model.name = read.name;
+    model.input_names = read.input_names;
     for (Layer& layer : read.layers) model.add(std::move(layer));
-    config.named("config.layers", [&] { return nn::layer_specs(model.input_shape(), model.layers(), model.layer_names()).size(); });
+    config.named("config.layers", [&] { return nn::layer_specs(model.input_shapes(), model.layers(), model.layer_names()).size(); });
     if (read.compile)
         config.named("compile_config", [&] {
             model.compile(read.compile->optimizer, read.compile->loss, CompileOptions{read.compile->metrics});

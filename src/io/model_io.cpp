@@ -92,6 +92,8 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     config["format_version"] = kFormatVersion;
     config["save_id"] = save_id;
     config["input_shape"] = model.input_shape();
+    if (model.input_shapes().size() > 1) config["input_shapes"] = model.input_shapes();  // (each input's)
+    if (!model.input_names.empty()) config["input_names"] = model.input_names;
     config["seed"] = model.seed();
     if (!model.name.empty()) config["name"] = model.name;
     if (!model.class_names.empty()) config["class_names"] = model.class_names;
@@ -304,7 +306,7 @@ void save_model(const Sequential& model, const std::string& dir, int64_t epoch, 
     const std::vector<Tensor> weights = model.get_weights();
     std::vector<std::pair<std::string, Tensor>> named;
     size_t next = 0;
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), model.layers(), names);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shapes(), model.layers(), names);
     for (size_t i = 0; i < specs.size(); ++i)
         for (const nn::ParamSpec& p : specs[i].params) named.emplace_back(names[i] + "/" + p.name, weights.at(next++));
     const std::map<std::string, std::string> weights_meta = {{"format", "pt"}, {"onefit_save_id", save_id}};
@@ -387,8 +389,36 @@ Sequential load_model(const std::string& dir) {
     const Shape input_shape = f.integers(c, "input_shape", "input_shape", 0, 1);
     if (input_shape.size() > 3)
         throw f.error("input_shape", "must be [FEATURES] or [HEIGHT, WIDTH, CHANNELS], got " + shape_to_string(input_shape));
-    Sequential model(input_shape, f.unsigned_integer(c, "seed", "seed"));
+    std::vector<Shape> input_shapes{input_shape};
+    if (c.contains("input_shapes")) {  // (optional: a model of several inputs)
+        const json& shapes = c["input_shapes"];
+        if (!shapes.is_array() || shapes.size() < 2) throw f.error("input_shapes", "must list two or more input shapes");
+        input_shapes.clear();
+        for (size_t k = 0; k < shapes.size(); ++k) {
+            const std::string key = "input_shapes[" + std::to_string(k) + "]";
+            Shape shape;
+            for (const json& d : shapes[k].is_array() ? shapes[k] : json::array())
+                shape.push_back(d.is_number_integer() ? d.get<int64_t>() : 0);
+            if (!shapes[k].is_array() || shape.empty() || shape.size() > 3 ||
+                std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 1; }))
+                throw f.error(key, "must be 1 to 3 positive integers, got " + printable(shapes[k].dump()));
+            input_shapes.push_back(shape);
+        }
+        if (joined_input_shape(input_shapes) != input_shape)
+            throw f.error("input_shapes", "do not add up to input_shape " + shape_to_string(input_shape));
+    }
+    Sequential model = Sequential::with_inputs(input_shapes, f.unsigned_integer(c, "seed", "seed"));
     if (c.contains("name")) model.name = f.string(c, "name", "name");  // (optional: the default name is not written)
+    if (c.contains("input_names")) {  // (optional: written when the inputs were named)
+        const json& names = c["input_names"];
+        if (!names.is_array() || names.size() != input_shapes.size())
+            throw f.error("input_names", "must list one name per input (" + std::to_string(input_shapes.size()) + ")");
+        for (size_t k = 0; k < names.size(); ++k) {
+            if (!names[k].is_string() || names[k].get<std::string>().empty())
+                throw f.error("input_names[" + std::to_string(k) + "]", "must be a non-empty name");
+            model.input_names.push_back(names[k].get<std::string>());
+        }
+    }
     if (c.contains("class_names")) {  // (optional: models of numbered labels have none)
         const json& names = c["class_names"];
         if (!names.is_array() || names.empty()) throw f.error("class_names", "must be a non-empty array of names");
@@ -418,7 +448,7 @@ Sequential load_model(const std::string& dir) {
     for (const auto& [name, tensor] : tensors) by_name[name] = &tensor;
     std::vector<Tensor> weights;
     const std::vector<nn::LayerSpec> specs = f.named("layers", [&] {
-        return nn::layer_specs(model.input_shape(), model.layers(), default_layer_names(model.layers()));
+        return nn::layer_specs(model.input_shapes(), model.layers(), default_layer_names(model.layers()));
     });
     for (size_t i = 0; i < specs.size(); ++i) {
         const std::string& layer = model.layers()[i].name;

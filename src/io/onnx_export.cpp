@@ -300,7 +300,7 @@ void export_onnx(const Sequential& model, const std::string& path) {
     const std::vector<Layer>& layers = model.layers();
     if (layers.empty()) throw Error("export_onnx " + path + ": the model has no layers");
     const std::vector<std::string> names = model.layer_names();
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shape(), layers, names);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shapes(), layers, names);
     const std::vector<Tensor> weights = model.get_weights();
     onnx::ModelProto proto;
     proto.set_ir_version(8);
@@ -308,14 +308,16 @@ void export_onnx(const Sequential& model, const std::string& path) {
     proto.add_opset_import()->set_version(kOpset);
     onnx::GraphProto& graph = *proto.mutable_graph();
     graph.set_name(nn::is_graph(layers) ? "functional" : "sequential");
-    value_info(*graph.add_input(), "input", model.input_shape());
+    // One graph input per model input: "input", or of several "input", "input_1", ... (model_input_name).
+    for (size_t k = 0; k < model.input_shapes().size(); ++k)
+        value_info(*graph.add_input(), model_input_name(-1 - static_cast<int32_t>(k)), model.input_shapes()[k]);
     OnnxGraph g(graph);
     std::vector<std::string> outputs;
     size_t first = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         std::vector<std::string> inputs;
         if (layers[i].inputs.empty()) inputs.push_back(i == 0 ? "input" : outputs.back());
-        for (int32_t from : layers[i].inputs) inputs.push_back(from < 0 ? "input" : outputs[static_cast<size_t>(from)]);
+        for (int32_t from : layers[i].inputs) inputs.push_back(from < 0 ? model_input_name(from) : outputs[static_cast<size_t>(from)]);
         outputs.push_back(lower(g, {layers[i], specs[i], inputs, weights.data() + first, names[i]}));
         first += specs[i].params.size();
     }

@@ -244,23 +244,31 @@ bool is_graph(const std::vector<Layer>& layers) {
 
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,
                                    const std::vector<std::string>& names) {
+    return layer_specs(std::vector<Shape>{input}, layers, names);
+}
+
+std::vector<LayerSpec> layer_specs(const std::vector<Shape>& inputs, const std::vector<Layer>& layers,
+                                   const std::vector<std::string>& names) {
+    const int32_t n_inputs = static_cast<int32_t>(inputs.size());
     std::vector<LayerSpec> specs;
     for (size_t i = 0; i < names.size(); ++i)
         for (size_t j = 0; j < i; ++j)
             if (names[i] == names[j])  // (saved weights are found by layer name)
                 throw Error("layer names must be unique, as Keras requires: '" + names[i] + "' names layers " +
                             std::to_string(j) + " and " + std::to_string(i));
-    std::vector<bool> used(layers.size(), false);
+    std::vector<bool> used(layers.size(), false), input_used(inputs.size(), false);
     for (size_t i = 0; i < layers.size(); ++i) {
         const LayerKindInfo& kind = layer_kind(layers[i].kind);
         try {
             std::vector<Shape> shapes;
             for (const int32_t source : layer_sources(layers, i)) {
-                if (source < -1 || source >= static_cast<int32_t>(i))
-                    throw Error("its input " + std::to_string(source) +
-                                " is not an earlier layer's index (or -1, the model's input)");
-                shapes.push_back(source < 0 ? input : specs[static_cast<size_t>(source)].output);
-                if (source >= 0) used[static_cast<size_t>(source)] = true;
+                if (source < -n_inputs || source >= static_cast<int32_t>(i))
+                    throw Error("its input " + std::to_string(source) + " is not an earlier layer's index (or " +
+                                (n_inputs == 1 ? std::string("-1, the model's input)")
+                                               : "-1 to -" + std::to_string(n_inputs) + ", the model's inputs)"));
+                shapes.push_back(source < 0 ? inputs[static_cast<size_t>(-1 - source)]
+                                            : specs[static_cast<size_t>(source)].output);
+                (source < 0 ? input_used[static_cast<size_t>(-1 - source)] : used[static_cast<size_t>(source)]) = true;
             }
             if (!kind.merge_spec && shapes.size() != 1)
                 throw Error("takes one input, got " + std::to_string(shapes.size()) + " (merge them first, e.g. Concatenate)");
@@ -279,6 +287,10 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
         if (!used[i])
             throw Error("layer '" + names[i] + "' (" + layer_kind(layers[i].kind).keras_class +
                         "): its output is used by no later layer; a model has one output, its last layer's");
+    for (size_t k = 0; k < inputs.size(); ++k)
+        if (!input_used[k])
+            throw Error("the model's input " + std::to_string(k) + " " + shape_to_string(inputs[k]) +
+                        " is read by no layer; leave it out of the model's inputs");
     return specs;
 }
 
@@ -321,8 +333,12 @@ std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inp
             indices.push_back(static_cast<int32_t>(it - names.begin()));
         } else if (input == "input") {
             indices.push_back(-1);
+        } else if (input.rfind("input_", 0) == 0 && input.size() > 6 && input.size() < 10 &&
+                   input.find_first_not_of("0123456789", 6) == std::string::npos) {
+            indices.push_back(-1 - std::stoi(input.substr(6)));
         } else {
-            throw Error("input '" + input + "' is no earlier layer's name (nor \"input\", the model's input)");
+            throw Error("input '" + input + "' is no earlier layer's name (nor \"input\", the model's input, or "
+                        "\"input_1\", ... of several)");
         }
     }
     return indices;
@@ -330,8 +346,12 @@ std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inp
 
 std::vector<std::string> layer_input_names(const Layer& layer, const std::vector<std::string>& names) {
     std::vector<std::string> out;
-    for (const int32_t i : layer.inputs) out.push_back(i < 0 ? "input" : names.at(static_cast<size_t>(i)));
+    for (const int32_t i : layer.inputs) out.push_back(i < 0 ? model_input_name(i) : names.at(static_cast<size_t>(i)));
     return out;
+}
+
+std::string model_input_name(int32_t source) {
+    return source == -1 ? std::string("input") : "input_" + std::to_string(-1 - source);
 }
 
 }  // namespace onefit

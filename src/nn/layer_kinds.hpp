@@ -80,9 +80,9 @@ struct LayerKindInfo {
     // Optional (null when the kind has none): defaults that differ from Layer's own (LeakyReLU's
     // negative_slope 0.3), set before a layer's arguments are read; and, for a kind that reads the
     // model's input itself (Embedding: integer indices), the check of that input's values (rows of
-    // width values; throws Error naming the row and column).
+    // width values, stride apart; throws Error naming the row and column).
     void (*defaults)(Layer& layer) = nullptr;
-    void (*check_input)(const Layer& layer, const float* x, int64_t rows, int64_t width) = nullptr;
+    void (*check_input)(const Layer& layer, const float* x, int64_t rows, int64_t width, int64_t stride) = nullptr;
     // A merge kind's (Add, Concatenate: two or more inputs) spec from all its inputs' shapes; null
     // for the kinds that take one input.
     LayerSpec (*merge_spec)(const Layer& layer, const std::vector<Shape>& inputs) = nullptr;
@@ -107,7 +107,7 @@ Window2D window_1d(const Shape& input, int64_t size, int64_t stride, Padding pad
 inline constexpr int kMaxLayerInputs = 32;
 
 // The layers whose outputs layer i takes: Layer::inputs, or the previous layer (the model's input, -1,
-// for the first).
+// for the first; a model of several inputs: -1 - k is its input k).
 std::vector<int32_t> layer_sources(const std::vector<Layer>& layers, size_t i);
 // Whether any layer takes another input than the previous layer's output (a Functional graph).
 bool is_graph(const std::vector<Layer>& layers);
@@ -115,6 +115,9 @@ bool is_graph(const std::vector<Layer>& layers);
 // Every layer's spec, from the model's input shape on, following each layer's inputs; checks the
 // graph (inputs are earlier layers, every output but the last is used). Errors name the layer.
 std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>& layers,
+                                   const std::vector<std::string>& names);
+// A model of several inputs: source -1 - k is input k (Layer::inputs).
+std::vector<LayerSpec> layer_specs(const std::vector<Shape>& inputs, const std::vector<Layer>& layers,
                                    const std::vector<std::string>& names);
 
 // Keras-style default names: dense, dense_1, conv2d, dropout, ...

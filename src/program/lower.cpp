@@ -56,9 +56,23 @@ void check_clipping(const Optimizer& o) {
                     ", global_clipnorm=" + std::to_string(o.global_clipnorm) + ")");
 }
 
+Shape joined_input_shape(const std::vector<Shape>& input_shapes) {
+    if (input_shapes.size() == 1) return input_shapes[0];
+    int64_t width = 0;
+    for (const Shape& s : input_shapes) width += shape_elements(s);
+    return {width};
+}
+
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
-    check_input_shape(input_shape);
+    return lower_model(std::vector<Shape>{input_shape}, layers, loss, optimizer, metrics, seed);
+}
+
+TrainingProgram lower_model(const std::vector<Shape>& input_shapes, const std::vector<Layer>& layers, const Loss& loss,
+                            const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed) {
+    if (input_shapes.empty()) throw Error("Model: it has no inputs");
+    for (const Shape& shape : input_shapes) check_input_shape(shape);
+    const Shape input_shape = joined_input_shape(input_shapes);
     if (layers.empty()) throw Error("Sequential: the model has no layers; add a Dense layer");
     if (optimizer.learning_rate_schedule.kind == ScheduleKind::constant) check_learning_rate(optimizer.learning_rate);
     if (optimizer.kind == OptimizerKind::sgd && !(optimizer.momentum >= 0.0f && optimizer.momentum <= 1.0f))
@@ -83,13 +97,14 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
 
     TrainingProgram program;
     program.input_shape = input_shape;
+    program.input_shapes = input_shapes;
     program.input_width = shape_elements(input_shape);
     program.loss = loss;
     program.optimizer = optimizer;
     program.metric_names = metrics;
 
     const std::vector<std::string> names = default_layer_names(layers);
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape, layers, names);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shapes, layers, names);
     int64_t offset = 0, state = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
         const Layer& layer = layers[i];
@@ -97,9 +112,10 @@ TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Lay
         // A Conv1D is a Conv2D of height 1 (its window says so): every device runs it as one.
         op.kind = layer.kind == Layer::Kind::Conv1D ? Layer::Kind::Conv2D : layer.kind;
         op.inputs = nn::layer_sources(layers, i);
-        if (i > 0 && nn::layer_kind(layer.kind).check_input)
+        if (op.inputs[0] >= 0 && nn::layer_kind(layer.kind).check_input)
             throw Error("layer '" + names[i] + "' (" + layer_class_name(layer.kind) +
-                        ") must be the model's first layer: it reads the model's input (integer indices) itself");
+                        ") must read a model input directly (be the first layer, or be called on an Input): it takes integer "
+                        "indices");
         op.layer_name = names[i];
         op.layer = layer;
         op.spec = specs[i];

@@ -81,8 +81,16 @@ struct ProgramOp {
 class TrainingProgram {
 public:
     std::vector<ProgramOp> ops;
-    Shape input_shape;  // per sample
+    Shape input_shape;  // per sample (several inputs: their values side by side, (sum of widths,))
+    // Each input's per-sample shape (one, or a Functional model's several: op source -1 - k reads
+    // input k, whose values are columns [input_offset(k), + its width) of each input row).
+    std::vector<Shape> input_shapes;
     int64_t input_width = 0, output_width = 0;
+    int64_t input_offset(size_t k) const {
+        int64_t offset = 0;
+        for (size_t j = 0; j < k; ++j) offset += shape_elements(input_shapes[j]);
+        return offset;
+    }
     Loss loss;
     Optimizer optimizer;
     std::vector<std::string> metric_names;
@@ -111,6 +119,11 @@ public:
 // layouts, initialises weights from the seed. Throws Error naming the layer on any problem.
 TrainingProgram lower_sequential(const Shape& input_shape, const std::vector<Layer>& layers, const Loss& loss,
                                  const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed);
+// The same for a model of several inputs (a Functional model's; one is lower_sequential's).
+TrainingProgram lower_model(const std::vector<Shape>& input_shapes, const std::vector<Layer>& layers, const Loss& loss,
+                            const Optimizer& optimizer, const std::vector<std::string>& metrics, uint64_t seed);
+// A model's inputs as one row: one input's shape, or several inputs' values side by side (flat).
+Shape joined_input_shape(const std::vector<Shape>& input_shapes);
 
 // Throws Error unless the shape is (features), (height, width) or (height, width, channels), positive.
 void check_input_shape(const Shape& input_shape);

@@ -35,20 +35,28 @@ void check_features(const TrainingProgram& program, const Tensor& x, const std::
     if (!fits) {
         std::string expected = "(None";
         for (int64_t d : program.input_shape) expected += ", " + std::to_string(d);
+        std::string inputs;  // a model of several inputs takes them side by side
+        for (size_t k = 0; program.input_shapes.size() > 1 && k < program.input_shapes.size(); ++k)
+            inputs += (k == 0 ? ": its inputs " : k + 1 == program.input_shapes.size() ? " and " : ", ") +
+                      shape_to_string(program.input_shapes[k]);
         throw Error(what + " has shape " + shape_to_string(x.shape()) + " but the model expects " + expected + ")" +
-                    (program.input_shape.size() > 1 ? " or those values flattened" : ""));
+                    (program.input_shape.size() > 1 ? " or those values flattened" : "") +
+                    (inputs.empty() ? "" : inputs + ", each flattened, side by side in each row"));
     }
     if (x.rows() == 0) throw Error(what + " has no rows");
     const int64_t i = first_non_finite(x.data(), x.size());
     if (i < x.size())
         throw Error(what + " holds a non-finite value at row " + std::to_string(i / x.row_width()) + ", column " +
                     std::to_string(i % x.row_width()));
-    const ProgramOp& first = program.ops.front();  // a first layer that reads the input itself (Embedding)
-    if (const auto check_input = nn::layer_kind(first.layer.kind).check_input) {
+    for (const ProgramOp& op : program.ops) {  // a layer that reads a model input itself (Embedding)
+        const auto check_input = nn::layer_kind(op.layer.kind).check_input;
+        if (!check_input || op.inputs[0] >= 0) continue;
+        const size_t k = static_cast<size_t>(-1 - op.inputs[0]);
         try {
-            check_input(first.layer, x.data(), x.rows(), x.row_width());
+            check_input(op.layer, x.data() + program.input_offset(k), x.rows(), op.in_width, x.row_width());
         } catch (const Error& e) {
-            throw Error(what + " " + e.what() + " (layer '" + first.layer_name + "')");
+            throw Error(what + (program.input_shapes.size() > 1 ? " input " + std::to_string(k) : std::string()) + " " +
+                        e.what() + " (layer '" + op.layer_name + "')");
         }
     }
 }

@@ -2,9 +2,11 @@
 #include "onefit/functional.hpp"
 
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "onefit/error.hpp"
+#include "nn/layer_kinds.hpp"
 #include "program/training_program.hpp"
 
 namespace onefit {
@@ -42,22 +44,37 @@ Node Layer::operator()(const Node& input) const { return call(*this, {input}); }
 Node Layer::operator()(const std::vector<Node>& inputs) const { return call(*this, inputs); }
 
 Sequential Model(const Node& input, const Node& output, uint64_t seed) {
-    if (!input.data().is_input) throw Error("Model: its input must be an Input(shape) tensor, not a layer's output");
-    if (output.data().is_input) throw Error("Model: its output is its input; call a layer on it first");
-    // Depth first from the output, each layer after its inputs: the list order and every index.
-    std::map<const Node::Data*, int32_t> index{{&input.data(), -1}};
+    return Model(std::vector<Node>{input}, output, seed);
+}
+
+Sequential Model(const std::vector<Node>& inputs, const Node& output, uint64_t seed) {
+    if (inputs.empty()) throw Error("Model: it has no inputs");
+    std::vector<Shape> shapes;
+    // Depth first from the output, each layer after its inputs: the list order and every index
+    // (input k: -1 - k).
+    std::map<const Node::Data*, int32_t> index;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        const Node::Data& d = inputs[k].data();
+        if (!d.is_input)
+            throw Error("Model: input " + std::to_string(k) + " must be an Input(shape) tensor, not a layer's output");
+        if (!index.emplace(&d, -1 - static_cast<int32_t>(k)).second)
+            throw Error("Model: input " + std::to_string(k) + " is given twice");
+        shapes.push_back(d.shape);
+    }
+    if (output.data().is_input) throw Error("Model: its output is an input; call a layer on it first");
+    constexpr int32_t kPlacing = std::numeric_limits<int32_t>::min();
     std::vector<Layer> layers;
     const std::function<int32_t(const Node&)> place = [&](const Node& node) -> int32_t {
         const Node::Data& d = node.data();
         if (const auto it = index.find(&d); it != index.end()) {
-            if (it->second == -2)
+            if (it->second == kPlacing)
                 throw Error("Model: the graph has a cycle at layer " + layer_class_name(d.layer.kind));
             return it->second;
         }
         if (d.is_input)
-            throw Error("Model: the output depends on an Input other than the model's input; onefit's models take "
-                        "one input (concatenate the features into one array instead)");
-        index[&d] = -2;  // (being placed)
+            throw Error("Model: the output depends on an Input " + shape_to_string(d.shape) +
+                        " that is not among the model's inputs; add it to them");
+        index[&d] = kPlacing;
         Layer layer = d.layer;
         for (const Node& source : d.inputs) layer.inputs.push_back(place(source));
         index[&d] = static_cast<int32_t>(layers.size());
@@ -65,12 +82,13 @@ Sequential Model(const Node& input, const Node& output, uint64_t seed) {
         return index[&d];
     };
     place(output);
-    Sequential model(input.data().shape, seed);
+    Sequential model = Sequential::with_inputs(std::move(shapes), seed);
     for (size_t i = 0; i < layers.size(); ++i) {
         // A chain link is left implicit, so a chain made this way is a Sequential model.
         if (layers[i].inputs == std::vector<int32_t>{static_cast<int32_t>(i) - 1}) layers[i].inputs.clear();
         model.add(std::move(layers[i]));
     }
+    nn::layer_specs(model.input_shapes(), model.layers(), model.layer_names());  // every input is read
     return model;
 }
 

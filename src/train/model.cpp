@@ -16,8 +16,17 @@
 
 namespace onefit {
 
-Sequential::Sequential(Shape input_shape, uint64_t seed) : input_shape_(std::move(input_shape)), seed_(seed) {
+Sequential::Sequential(Shape input_shape, uint64_t seed)
+    : input_shape_(std::move(input_shape)), input_shapes_{input_shape_}, seed_(seed) {
     check_input_shape(input_shape_);
+}
+
+Sequential Sequential::with_inputs(std::vector<Shape> input_shapes, uint64_t seed) {
+    if (input_shapes.empty()) throw Error("Model: it has no inputs");
+    for (const Shape& shape : input_shapes) check_input_shape(shape);
+    Sequential model(joined_input_shape(input_shapes), seed);
+    model.input_shapes_ = std::move(input_shapes);
+    return model;
 }
 Sequential::Sequential(Sequential&&) noexcept = default;
 Sequential& Sequential::operator=(Sequential&&) noexcept = default;
@@ -47,7 +56,7 @@ void Sequential::compile(const Optimizer& optimizer, const Loss& loss, const Com
     // Recompiling keeps the trained weights, as in Keras; the optimizer state starts afresh.
     std::vector<Tensor> keep = program_ ? program_weights(*program_) : weights_;
     auto program = std::make_unique<TrainingProgram>(
-        lower_sequential(input_shape_, layers_, loss, optimizer, options.metrics, seed_));
+        lower_model(input_shapes_, layers_, loss, optimizer, options.metrics, seed_));
     if (!keep.empty()) set_program_weights(*program, keep);
     program_ = std::move(program);
 }
@@ -83,19 +92,19 @@ std::vector<Tensor> Sequential::get_weights() const {
     if (program_) return program_weights(*program_);
     if (!weights_.empty()) return weights_;
     // Not compiled yet: the weights the seed gives (Keras builds them with the model).
-    return program_weights(lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_));
+    return program_weights(lower_model(input_shapes_, layers_, Loss{}, Optimizer{}, {}, seed_));
 }
 
 void Sequential::set_weights(const std::vector<Tensor>& weights) {
     if (program_) return set_program_weights(*program_, weights);
-    TrainingProgram check = lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_);
+    TrainingProgram check = lower_model(input_shapes_, layers_, Loss{}, Optimizer{}, {}, seed_);
     set_program_weights(check, weights);  // validates shapes
     weights_ = weights;
 }
 
 int64_t Sequential::count_params() const {
     int64_t n = 0;
-    for (const nn::LayerSpec& spec : nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)))
+    for (const nn::LayerSpec& spec : nn::layer_specs(input_shapes_, layers_, default_layer_names(layers_)))
         for (const nn::ParamSpec& p : spec.params) n += shape_elements(p.shape);
     return n;
 }
@@ -107,14 +116,19 @@ std::string Sequential::display_name() const {
     return nn::is_graph(layers_) ? "functional" : "sequential";
 }
 
+std::string Sequential::input_name(size_t k) const {
+    if (k < input_names.size() && !input_names[k].empty()) return input_names[k];
+    return k == 0 ? std::string("input_layer") : "input_layer_" + std::to_string(k);
+}
+
 Shape Sequential::output_shape() const {
     if (layers_.empty()) return input_shape_;
-    return nn::layer_specs(input_shape_, layers_, default_layer_names(layers_)).back().output;
+    return nn::layer_specs(input_shapes_, layers_, default_layer_names(layers_)).back().output;
 }
 
 std::string Sequential::summary() const {
     const std::vector<std::string> names = default_layer_names(layers_);
-    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shape_, layers_, names);
+    const std::vector<nn::LayerSpec> specs = nn::layer_specs(input_shapes_, layers_, names);
     // A Functional model's table has Keras's "Connected to" column: each layer's inputs.
     const bool graph = nn::is_graph(layers_);
     const std::string rule(graph ? 90 : 65, '_'), double_rule(graph ? 90 : 65, '=');
@@ -140,7 +154,7 @@ std::string Sequential::summary() const {
         for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
         std::string connected;
         for (const int32_t source : nn::layer_sources(layers_, i))
-            connected += (connected.empty() ? "" : ", ") + (source < 0 ? std::string("input") : names[size_t(source)]);
+            connected += (connected.empty() ? "" : ", ") + (source < 0 ? model_input_name(source) : names[size_t(source)]);
         row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params),
             connected);
         if (i + 1 < layers_.size()) s << "\n";
@@ -199,7 +213,7 @@ Tensor Sequential::predict(const Tensor& x, int64_t batch_size) {
     // Before compile(), predict with the weights the seed (or set_weights) gives.
     std::optional<TrainingProgram> uncompiled;
     if (!program_) {
-        uncompiled = lower_sequential(input_shape_, layers_, Loss{}, Optimizer{}, {}, seed_);
+        uncompiled = lower_model(input_shapes_, layers_, Loss{}, Optimizer{}, {}, seed_);
         if (!weights_.empty()) set_program_weights(*uncompiled, weights_);
     }
     const TrainingProgram& prog = program_ ? *program_ : *uncompiled;

@@ -193,7 +193,7 @@ std::vector<SweepPoint> random_points(int64_t count, float low, float high, bool
 
 Sequential sweep_member_model(const Sequential& model, const Optimizer& base, const Loss& loss,
                               const CompileOptions& compile_options, const SweepMember& m) {
-    Sequential member(model.input_shape(), m.seed);
+    Sequential member = Sequential::with_inputs(model.input_shapes(), m.seed);
     size_t last_dense = 0;
     for (size_t i = 0; i < model.layers().size(); ++i)
         if (model.layers()[i].kind == Layer::Kind::Dense) last_dense = i;

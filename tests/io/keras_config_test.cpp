@@ -100,7 +100,7 @@ std::string load_error(const nlohmann::ordered_json& config) {
 
 TEST(KerasConfig, TheUnchangedConfigReadsBack) {
     const io::KerasModelConfig read = io::read_keras_model_json(io::JsonFile("config.json", compiled_config().dump()));
-    EXPECT_EQ(read.input_shape, (Shape{4}));
+    EXPECT_EQ(read.input_shapes, (std::vector<Shape>{{4}}));
     ASSERT_EQ(read.layers.size(), 2u);
     EXPECT_FALSE(read.functional);
     ASSERT_TRUE(read.compile.has_value());

@@ -370,8 +370,8 @@ TEST(Lowering, AnEmbeddingReadsTheModelsInputSoItMustComeFirst) {
         FAIL() << "an Embedding after another layer was accepted";
     } catch (const Error& e) {
         EXPECT_EQ(std::string(e.what()),
-                  "layer 'embedding' (Embedding) must be the model's first layer: it reads the model's input (integer "
-                  "indices) itself");
+                  "layer 'embedding' (Embedding) must read a model input directly (be the first layer, or be called on "
+                  "an Input): it takes integer indices");
     }
 }
 

@@ -122,6 +122,7 @@ struct Case {
     bool weighted = false;  // sample weights on the training and validation rows
     std::vector<const char*> metrics = {"accuracy", "mae"};
     float label_smoothing = 0.0f;
+    std::vector<Shape> inputs{};  // several inputs instead of `input` (layer input -1 - k: input k)
 };
 
 // Features from a smooth formula; class labels (N,) in [0, classes).
@@ -140,9 +141,10 @@ Tensor labels(int64_t rows, int64_t classes) {
 Counts steady_state_allocations(const Case& c) {
     Loss loss = loss_from_name(c.loss);
     loss.label_smoothing = c.label_smoothing;
-    TrainingProgram program = lower_sequential(c.input, c.layers, loss, c.optimizer, {"accuracy", "mae"}, 1);
+    TrainingProgram program =
+        lower_model(c.inputs.empty() ? std::vector<Shape>{c.input} : c.inputs, c.layers, loss, c.optimizer, {"accuracy", "mae"}, 1);
     const int64_t classes = program.output_width;
-    const int64_t width = shape_elements(c.input);
+    const int64_t width = program.input_width;
     const Tensor x = features(c.rows, width), y = labels(c.rows, classes);
     const Tensor val_x = features(c.rows / 3 + 1, width), val_y = labels(c.rows / 3 + 1, classes);
     FitPlan plan;
@@ -340,8 +342,9 @@ TEST(NoAllocation, RatioMetricsAllocateNothing) {
 }
 
 TEST(NoAllocation, EveryTrainingControlAtOnceAllocatesNothing) {
-    // One model with all of issue 30's controls: a graph, weight and activity penalties, dropout, a
-    // schedule, clipping, weight decay, label smoothing, sample weights and the ratio metrics.
+    // One model with all of issue 30's controls: a graph of two inputs, weight and activity
+    // penalties, dropout, a schedule, clipping, weight decay, label smoothing, sample weights and the
+    // ratio metrics.
     Optimizer o = AdamW();
     o.global_clipnorm = 1.0f;
     o.learning_rate_schedule = make_schedule("ExponentialDecay", {{"initial_learning_rate", 0.01},
@@ -349,12 +352,14 @@ TEST(NoAllocation, EveryTrainingControlAtOnceAllocatesNothing) {
     Layer hidden = Dense(12, "relu");
     hidden.kernel_regularizer = {0.001f, 0.01f};
     hidden.activity_regularizer = {0.0f, 0.01f};
+    Layer second = Flatten();
+    second.inputs = {-2};  // input 1, (2, 2)
     Layer branch = Dense(12, "tanh");
-    branch.inputs = {-1};
+    branch.inputs = {2};
     Layer sum = make_layer("add");
-    sum.inputs = {1, 2};
+    sum.inputs = {1, 3};
     expect_no_allocation({.input = {6},
-                          .layers = {hidden, Dropout(0.2f), branch, sum, Dense(1, "sigmoid")},
+                          .layers = {hidden, Dropout(0.2f), second, branch, sum, Dense(1, "sigmoid")},
                           .loss = "binary_crossentropy",
                           .optimizer = o,
                           .rows = 80,
@@ -362,7 +367,8 @@ TEST(NoAllocation, EveryTrainingControlAtOnceAllocatesNothing) {
                           .shuffle = true,
                           .weighted = true,
                           .metrics = {"precision", "auc", "f1_score(macro, 0.5)", "accuracy"},
-                          .label_smoothing = 0.1f});
+                          .label_smoothing = 0.1f,
+                          .inputs = {{6}, {2, 2}}});
 }
 
 // A Functional graph: an output read by several ops (its gradient summed), a residual Add, a

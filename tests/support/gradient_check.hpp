@@ -34,8 +34,10 @@ struct Problem {
     Shape image{};                    // an image input (height, width, channels) instead of `in` features
     int64_t indices = 0;              // > 0: the input values are integer indices in [0, indices) (Embedding)
     bool weighted = false;            // each row's loss weighted by a sample weight in [0.2, 3)
+    std::vector<Shape> inputs{};      // several inputs (layer input -1 - k is input k) instead of one
 
     Shape input_shape() const { return image.empty() ? Shape{in} : image; }
+    std::vector<Shape> input_shapes() const { return inputs.empty() ? std::vector<Shape>{input_shape()} : inputs; }
 };
 
 struct Result {
@@ -60,13 +62,13 @@ inline double mean_loss(const TrainingProgram& program, const std::vector<double
 }
 
 inline Result check(const Problem& p, uint64_t seed = 1) {
-    const TrainingProgram program = lower_sequential(p.input_shape(), p.layers, p.loss, Adam(), {}, seed);
+    const TrainingProgram program = lower_model(p.input_shapes(), p.layers, p.loss, Adam(), {}, seed);
     const int64_t k = program.output_width;
     const int64_t y_width = p.y_width > 0 ? p.y_width : (p.labels == Labels::class_index ? 1 : k);
     Rng rng(seed * 7919 + 13);
     auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * rng.uniform_double(); };
 
-    std::vector<double> x(static_cast<size_t>(p.rows * shape_elements(p.input_shape()))), y(static_cast<size_t>(p.rows * y_width));
+    std::vector<double> x(static_cast<size_t>(p.rows * program.input_width)), y(static_cast<size_t>(p.rows * y_width));
     for (double& v : x) v = p.indices > 0 ? static_cast<double>(rng.below(static_cast<uint64_t>(p.indices))) : uniform(-1, 1);
     for (int64_t r = 0; r < p.rows; ++r) {
         double* yr = y.data() + r * y_width;

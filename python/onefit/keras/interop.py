@@ -19,7 +19,7 @@ _BATCH_NORMALIZATION_OFF = {"beta_regularizer": None, "gamma_regularizer": None,
 
 def from_keras(keras_model):
     """An onefit.keras model equal to `keras_model` (a built Keras Sequential, or a Functional model
-    of one input and one output, of the layers onefit.keras has): same layers, graph, names and
+    of one output and any inputs, of the layers onefit.keras has): same layers, graph, names and
     weights; compiled with its optimizer (and settings), loss and metrics when it is compiled."""
     if not hasattr(keras_model, "layers") or not hasattr(keras_model, "get_weights"):
         raise TypeError(f"from_keras takes a Keras Sequential or Functional model, not {type(keras_model).__name__}")
@@ -47,14 +47,17 @@ def from_keras(keras_model):
 
 def _functional(keras_model):
     """The onefit.keras.Model of a Keras Functional model: each layer called on its twins' tensors."""
-    if len(keras_model.inputs) != 1 or len(keras_model.outputs) != 1:
-        raise ValueError(f"from_keras: {keras_model.name!r} has {len(keras_model.inputs)} inputs and "
-                         f"{len(keras_model.outputs)} outputs; onefit's models take one input and give one output")
-    source = _layers.Input(shape=tuple(keras_model.inputs[0].shape[1:]))
+    if len(keras_model.outputs) != 1:
+        raise ValueError(f"from_keras: {keras_model.name!r} has {len(keras_model.outputs)} outputs; onefit's "
+                         "models give one output")
     tensors = {}
+    sources = []
+    for tensor in keras_model.inputs:  # (in the model's input order)
+        name = tensor._keras_history.operation.name
+        tensors[name] = _layers.Input(shape=tuple(tensor.shape[1:]), name=name)
+        sources.append(tensors[name])
     for layer in keras_model.layers:
         if type(layer).__name__ == "InputLayer":
-            tensors[layer.name] = source
             continue
         if len(layer._inbound_nodes) != 1:
             raise ValueError(f"from_keras: layer {layer.name!r} is called {len(layer._inbound_nodes)} times (shared "
@@ -62,7 +65,7 @@ def _functional(keras_model):
         inputs = [tensors[t._keras_history.operation.name] for t in layer._inbound_nodes[0].input_tensors]
         tensors[layer.name] = _layer(layer)(inputs if len(inputs) > 1 else inputs[0])
     output = tensors[keras_model.outputs[0]._keras_history.operation.name]
-    return _models.Model(source, output, name=keras_model.name)
+    return _models.Model(sources if len(sources) > 1 else sources[0], output, name=keras_model.name)
 
 
 def _layer(layer):
@@ -201,14 +204,17 @@ def to_keras(model):
     except ImportError as e:
         raise ImportError(f"to_keras needs Keras 3 and a backend (pip install keras jax): {e}") from None
     model._require_built("to_keras")
-    source = keras.Input(shape=model._input_shape)
+    names = getattr(model, "_input_names", None) or [None]
+    sources = [keras.Input(shape=shape, name=name)
+               for shape, name in zip(model._input_shapes or [model._input_shape], names)]
+    source = sources[0]
     keras_layers = [_keras_layer(keras.layers, layer) for layer in model.layers]
     if any(model._layer_inputs()):  # a Functional model: Keras's, called on the same tensors
         outputs = []
         for layer, inputs in zip(keras_layers, model._layer_inputs()):
-            tensors = [source if i < 0 else outputs[i] for i in inputs] or [outputs[-1] if outputs else source]
+            tensors = [sources[-1 - i] if i < 0 else outputs[i] for i in inputs] or [outputs[-1] if outputs else source]
             outputs.append(layer(tensors if len(tensors) > 1 else tensors[0]))
-        out = keras.Model(source, outputs[-1], name=model.name)
+        out = keras.Model(sources if len(sources) > 1 else source, outputs[-1], name=model.name)
         # Keras orders a Functional model's weights its own way: each layer's are set on it (in
         # onefit's order, each layer takes as many arrays as its Keras twin has).
         flat, at = model.get_weights(), 0

@@ -40,8 +40,8 @@ class KerasTensor:
         """(None, ...) as Keras's: worked out by onefit's own shape rules, once per tensor (the graph
         behind a tensor never changes, so asking again costs nothing)."""
         if getattr(self, "_shape", None) is None:
-            source, layers, edges = functional_graph(self)
-            native = _onefit.Sequential(list(source.shape[1:]), 0)
+            sources, layers, edges = functional_graph(self)
+            native = native_model([s.shape[1:] for s in sources], 0)
             for layer, inputs in zip(layers, edges):
                 layer._add_to(native, inputs)
             self._shape = (None,) + tuple(native.output_shape())
@@ -51,19 +51,31 @@ class KerasTensor:
         return f"<KerasTensor from {type(self._layer).__name__} {self._layer.name or ''}>".replace(" >", ">")
 
 
-def functional_graph(output):
-    """The Input `output` depends on, and every layer between them in an order where each comes
-    after its inputs (depth first, inputs in call order), with each layer's inputs as indices into
-    that list (-1: the Input; empty: the previous layer, a chain's link)."""
-    index, layers, edges, found = {}, [], [], []
+def native_model(input_shapes, seed):
+    """The native model (no layers yet) of one input shape, or of several (a Functional model's)."""
+    if len(input_shapes) == 1:
+        return _onefit.Sequential(list(input_shapes[0]), seed)
+    return _onefit.Sequential.with_inputs([list(s) for s in input_shapes], seed)
+
+
+def functional_graph(output, inputs=None):
+    """The Inputs `output` depends on (`inputs`, in their order, when given; else as found), and
+    every layer between them in an order where each comes after its inputs (depth first, inputs in
+    call order), with each layer's inputs as indices into that list (-1 - k: Input k; empty: the
+    previous layer, a chain's link)."""
+    index, layers, edges = {}, [], []
+    found = list(inputs) if inputs is not None else []
 
     def place(tensor):
         if isinstance(tensor, Input):
-            if found and found[0] is not tensor:
-                raise ValueError("Model: the outputs depend on two Inputs; onefit's models take one input "
-                                 "(concatenate the features into one array instead)")
-            found[:1] = [tensor]
-            return -1
+            for k, source in enumerate(found):
+                if source is tensor:
+                    return -1 - k
+            if inputs is not None:
+                raise ValueError(f"Model: the outputs depend on an Input of shape {tensor.shape} that is not among "
+                                 "its inputs; add it to inputs=")
+            found.append(tensor)
+            return -len(found)
         if id(tensor) in index:
             return index[id(tensor)]
         sources = [place(t) for t in tensor._inputs]
@@ -75,7 +87,7 @@ def functional_graph(output):
     if not isinstance(output, KerasTensor):
         raise TypeError(f"Model: outputs must be a layer's output tensor, not {output!r}")
     place(output)
-    return found[0], layers, edges
+    return found, layers, edges
 
 
 def _shape_tuple(shape, what):

@@ -28,6 +28,7 @@ class Sequential(_saving.FileMethods):
         self.name = name or "sequential"
         self.layers = []
         self._input_shape = None
+        self._input_shapes = None  # a Functional model's inputs, each one's shape (None: one input)
         self._seed = _next_seed() if seed is None else int(seed)
         self._native = None
         self._compiled = None  # (optimizer, native loss, metric names)
@@ -62,6 +63,19 @@ class Sequential(_saving.FileMethods):
         """Each layer's inputs (a Functional model's; a Sequential's are each the previous layer)."""
         return [()] * len(self.layers)
 
+    def _check_dataset_inputs(self, dataset, what):
+        """A dataset of several inputs ((x1, x2), y) fits a model of those inputs only."""
+        mine = [tuple(s) for s in self._input_shapes] if self._input_shapes else None
+        theirs = [tuple(s) for s in dataset._parts] if dataset._parts is not None else None
+        if theirs is not None and theirs != mine:
+            raise ValueError(f"{what}: the dataset yields {len(theirs)} inputs of shapes {theirs}, but the model takes "
+                             f"{mine if mine else [tuple(self._input_shape or ())]}")
+
+    def _x(self, x, what):
+        """The features as the native model takes them: float32 rows (a Functional model of several
+        inputs: each row holds the inputs' values side by side, _joined_inputs)."""
+        return _float32(x, what)
+
     def build(self, input_shape):
         """Builds the model for samples of `input_shape` (with or without the batch axis)."""
         shape = tuple(input_shape)
@@ -83,8 +97,11 @@ class Sequential(_saving.FileMethods):
             return
         if not self.layers:
             raise ValueError("the model has no layers; add Dense layers first")
-        native = _onefit.Sequential(list(shape), self._seed)
+        native = _layers.native_model(self._input_shapes or [shape], self._seed)
         native.name = self.name
+        names = getattr(self, "_input_names", None)
+        if names and any(names):  # (unnamed ones take Keras's defaults by position)
+            native.input_names = [n or ("input_layer" if k == 0 else f"input_layer_{k}") for k, n in enumerate(names)]
         for layer, inputs in zip(self.layers, self._layer_inputs()):
             layer._add_to(native, inputs)
         for layer, name in zip(self.layers, native.layer_names()):
@@ -166,9 +183,14 @@ class Sequential(_saving.FileMethods):
             if validation_split:
                 raise ValueError("fit: validation_split is not supported with a Dataset; pass validation_data")
             self._build_for(x._x.shape)
+            self._check_dataset_inputs(x, "fit")
         else:
-            x, y = _float32(x, "x"), _float32(y, "y")
+            x, y = self._x(x, "x"), _float32(y, "y")
             self._build_for(x.shape)
+        if isinstance(validation_data, _data.Dataset):
+            self._check_dataset_inputs(validation_data, "fit: validation_data")
+        if isinstance(validation_data, (tuple, list)) and validation_data:
+            validation_data = (self._x(validation_data[0], "validation x"),) + tuple(validation_data[1:])
         level = _verbosity(verbose)
         options = _fit_options(batch_size, epochs, initial_epoch, level, validation_data, validation_split,
                                validation_batch_size, shuffle, steps_per_epoch, seed, device)
@@ -258,11 +280,12 @@ class Sequential(_saving.FileMethods):
             if sample_weight is not None:
                 raise ValueError("evaluate: sample_weight must not be given with a Dataset; it yields (x, y, "
                                  "sample_weight)")
+            self._check_dataset_inputs(x, "evaluate")
             x, y, sample_weight, batch_size = _dataset_arrays(x, steps, "evaluate")
         elif steps is not None:
             raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
         y = _float32(y, "y")
-        logs = self._require_built("evaluate").evaluate(_float32(x, "x"), y, 32 if batch_size is None else int(batch_size),
+        logs = self._require_built("evaluate").evaluate(self._x(x, "x"), y, 32 if batch_size is None else int(batch_size),
                                                         _sample_weights(sample_weight, None, y, "evaluate"))
         return self._keras_result(logs, return_dict)
 
@@ -282,7 +305,7 @@ class Sequential(_saving.FileMethods):
         model.history is left as the last fit left it."""
         if isinstance(x, _data.Dataset):
             raise ValueError("train_on_batch takes arrays x and y, not a Dataset (use fit)")
-        x = _float32(x, "x")
+        x = self._x(x, "x")
         if len(x) == 0:
             raise ValueError("train_on_batch: x has no rows")
         history = getattr(self, "history", None)
@@ -295,12 +318,12 @@ class Sequential(_saving.FileMethods):
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         """The loss and metrics on exactly this batch, as Keras's test_on_batch."""
-        x = _float32(x, "x")
+        x = self._x(x, "x")
         return self.evaluate(x, y, batch_size=max(len(x), 1), sample_weight=sample_weight, return_dict=return_dict)
 
     def predict_on_batch(self, x):
         """The model's outputs for exactly this batch, as Keras's predict_on_batch."""
-        x = _float32(x, "x")
+        x = self._x(x, "x")
         return self.predict(x, batch_size=max(len(x), 1))
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
@@ -309,10 +332,11 @@ class Sequential(_saving.FileMethods):
         if isinstance(x, _data.Dataset):
             if batch_size is not None:
                 raise ValueError("predict: batch_size must not be given with a Dataset (it yields batches)")
+            self._check_dataset_inputs(x, "predict")
             x, _, _, batch_size = _dataset_arrays(x, steps, "predict")
         elif steps is not None:
             raise ValueError("predict: steps is for a Dataset; with arrays all rows are predicted")
-        return self._require_built("predict").predict(_float32(x, "x"), 32 if batch_size is None else int(batch_size))
+        return self._require_built("predict").predict(self._x(x, "x"), 32 if batch_size is None else int(batch_size))
 
     def __call__(self, x):
         return self.predict(x)
@@ -357,50 +381,6 @@ class Sequential(_saving.FileMethods):
 
     def __repr__(self):
         return f"<onefit.keras.Sequential {self.name!r}: {', '.join(map(repr, self.layers))}>"
-
-
-class Model(Sequential):
-    """keras.Model(inputs, outputs): the Functional API. `inputs` is a keras.Input, `outputs` a
-    layer's output tensor; the model holds every layer between them (residual Add, Concatenate,
-    Subtract, Multiply, Average, branches) and trains as one compiled program, as a Sequential does.
-    One input and one output; a layer called twice (shared weights) and subclassed models with
-    call() are refused by name."""
-
-    def __init__(self, inputs=None, outputs=None, name=None, seed=None, **kwargs):
-        if kwargs or inputs is None or outputs is None:
-            raise TypeError("onefit.keras.Model takes inputs= and outputs= (the Functional API); subclassing "
-                            "Model with call() is not supported by onefit")
-        inputs, outputs = _one(inputs, "inputs"), _one(outputs, "outputs")
-        if not isinstance(inputs, _layers.Input):
-            raise TypeError(f"Model: inputs must be a keras.Input, not {inputs!r}")
-        source, layers, edges = _layers.functional_graph(outputs)
-        if source is not inputs:
-            raise ValueError("Model: the outputs do not depend on these inputs")
-        super().__init__(name=name or "functional", seed=seed)
-        self._input_shape = inputs.shape[1:]
-        for layer in layers:
-            super().add(layer)
-        self._edges = [tuple(e) for e in edges]
-
-    def add(self, layer):
-        raise TypeError("Model.add: a Functional model's layers come from its inputs and outputs; build a "
-                        "keras.Sequential to add layers one by one")
-
-    def _layer_inputs(self):
-        return self._edges
-
-    def __repr__(self):
-        return f"<onefit.keras.Model {self.name!r}: {len(self.layers)} layers>"
-
-
-def _one(tensors, what):
-    if isinstance(tensors, dict):
-        tensors = list(tensors.values())
-    if isinstance(tensors, (list, tuple)):
-        if len(tensors) != 1:
-            raise ValueError(f"Model: {len(tensors)} {what}; onefit's models take one input and give one output")
-        return tensors[0]
-    return tensors
 
 
 def _verbosity(verbose):
@@ -461,10 +441,7 @@ def _sample_weights(sample_weight, class_weight, y, what):
         sample_weight = np.array([float(class_weight.get(int(c), 1.0)) for c in labels], dtype=np.float32)
     if sample_weight is None:
         return None
-    weights = _float32(sample_weight, "sample_weight")
-    if weights.ndim == 2 and weights.shape[1] == 1:
-        weights = weights[:, 0]
-    return np.ascontiguousarray(weights)
+    return _data._weights(sample_weight, "sample_weight")
 
 
 def _whole(value, what, least, most=2**63 - 1):
@@ -539,3 +516,6 @@ def _isatty(stream):
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+from onefit.keras.functional import Model  # noqa: E402,F401  (keras.models.Model; it builds on Sequential)

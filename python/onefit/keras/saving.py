@@ -89,6 +89,10 @@ def load_model(filepath, compile=True):
                              "does not build yet (the onefit command line and the C++ API train it)")
         model.layers.append(_layers.LAYERS[info["kind"]]._from_info(info))
     model._input_shape = tuple(native.input_shape)
+    if len(native.input_shapes) > 1:
+        model._input_shapes = [tuple(shape) for shape in native.input_shapes]
+    if functional:
+        model._input_names = list(native.input_names) or [None] * len(native.input_shapes)
     model._native = native
     if not compile:
         return model

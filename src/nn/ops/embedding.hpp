@@ -52,13 +52,15 @@ struct EmbeddingOp {
             throw Error("mask_zero=True is not supported: onefit has no masks, so index 0 would not be skipped "
                         "downstream; leave it False (index 0 is then an ordinary row)");
     }
-    static void check_input(const Layer& l, const float* x, int64_t rows, int64_t width) {
-        for (int64_t i = 0; i < rows * width; ++i)
-            if (!(x[i] >= 0.0f && x[i] < static_cast<float>(l.input_dim) && x[i] == std::floor(x[i]))) {
+    static void check_input(const Layer& l, const float* x, int64_t rows, int64_t width, int64_t stride) {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < width; ++c) {
+                const float v = x[r * stride + c];
+                if (v >= 0.0f && v < static_cast<float>(l.input_dim) && v == std::floor(v)) continue;
                 char got[32];
-                std::snprintf(got, sizeof got, "%g", x[i]);
-                throw Error("row " + std::to_string(i / width) + ", column " + std::to_string(i % width) + " holds " +
-                            got + "; an Embedding takes integer indices in [0, " + std::to_string(l.input_dim) + ")");
+                std::snprintf(got, sizeof got, "%g", v);
+                throw Error("row " + std::to_string(r) + ", column " + std::to_string(c) + " holds " + got +
+                            "; an Embedding takes integer indices in [0, " + std::to_string(l.input_dim) + ")");
             }
     }
 

@@ -101,6 +101,7 @@ public:
             if (std::is_same_v<T, float> && blas) prepare_gemm_choice();
         }
         dcols_.assign(dcols, T(0));
+        if (program.input_shapes.size() > 1) inputs_.assign(static_cast<size_t>(max_rows * program.input_width), T(0));
         plan_gradient_sums();
         plan_tail(max_rows);
     }
@@ -126,6 +127,7 @@ public:
     int64_t max_rows() const { return max_rows_; }
 
     void forward(const T* x, int64_t rows, bool training) {
+        x = split_inputs(x, rows);
         for (size_t i = 0; i < ops_.size(); ++i) forward_op(i, x, 0, rows, training);
     }
 
@@ -135,6 +137,7 @@ public:
     double loss_and_gradients(const T* x, const T* y, int64_t rows, const T* weights = nullptr) {
         const size_t n = ops_.size(), tail = rows >= kSplitMinRows ? tail_ : n;
         weights_ = weights;
+        x = split_inputs(x, rows);
         for (size_t i = 0; i < tail; ++i) forward_op(i, x, 0, rows, true, /*defer_activation=*/i + 1 == tail && tail < n);
         const double loss = tail < n ? tail_in_halves(x, y, rows) : output_loss<true>(y, 0, rows, T(1) / T(rows));
         const double activity = activity_penalty(rows);
@@ -174,7 +177,7 @@ public:
     }
 
     void evaluate_batch(const T* x, const T* y, int64_t rows, LogSums& sums, const T* weights = nullptr) {
-        forward(x, rows, false);
+        forward(x, rows, false);  // (splits the inputs)
         weights_ = weights;
         sums.loss += output_loss<false>(y, 0, rows, T(1)) + activity_penalty(rows) +
                      static_cast<double>(rows) * weight_penalty(false);
@@ -223,11 +226,29 @@ private:
 
     // Op i's forward for rows [r0, r0 + rows). With defer_activation, only the product: the
     // activation comes later from activation_forward_op.
-    // Row r0 of op i's input number k (of a merge; else its only one): the batch x or an op's output.
+    // Row r0 of op i's input number k (of a merge; else its only one): the batch x (one of its
+    // inputs, split_inputs's) or an op's output.
     const T* op_input(size_t i, const T* x, int64_t r0, size_t k = 0) const {
         const int32_t source = ops_[i].inputs[k];
         const int64_t width = k == 0 ? ops_[i].in_width : shape_elements(ops_[i].spec.inputs[k]);  // (a merge's others)
+        if (source < -1) x += max_rows_ * program_.input_offset(static_cast<size_t>(-1 - source));
         return (source < 0 ? x : out(static_cast<size_t>(source))) + r0 * width;
+    }
+
+    // A model of several inputs: the batch's rows (each input's values side by side) copied into
+    // one block per input, input k's at max_rows * input_offset(k), so each is rows of its own
+    // width as its readers take them. One input: x itself.
+    const T* split_inputs(const T* x, int64_t rows) {
+        if (inputs_.empty()) return x;
+        const int64_t width = program_.input_width;
+        int64_t offset = 0;
+        for (const Shape& shape : program_.input_shapes) {
+            const int64_t n = shape_elements(shape);
+            T* block = inputs_.data() + max_rows_ * offset;
+            for (int64_t r = 0; r < rows; ++r) std::copy(x + r * width + offset, x + r * width + offset + n, block + r * n);
+            offset += n;
+        }
+        return inputs_.data();
     }
 
     void forward_op(size_t i, const T* x, int64_t r0, int64_t rows, bool training, bool defer_activation = false) {
@@ -568,6 +589,7 @@ private:
     // Per op and input: whether its gradient is added to what another op wrote (plan_gradient_sums).
     std::vector<std::vector<uint8_t>> sums_gradient_;
     std::vector<T> gradient_sum_;  // such an input's gradient before it is added
+    std::vector<T> inputs_;        // a model of several inputs: the batch split per input (split_inputs)
 };
 
 ONEFIT_SIMD_END(cpu)
