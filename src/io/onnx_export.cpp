@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/dot_axes.hpp"
 #include "nn/layer_kinds.hpp"
 #include "onefit/error.hpp"
 #include "onefit/io.hpp"
@@ -178,8 +179,7 @@ std::string dot(OnnxGraph& g, const Layer& layer, const LayerInOut& l) {
         if (shape.size() == 1) {
             x = g.op("Unsqueeze", {x, g.ints(at + "/row_axis", {1})}, at + "/row");
         } else {
-            const int64_t axis = layer.axes[static_cast<size_t>(s)] < 0 ? layer.axes[static_cast<size_t>(s)] + 3 : layer.axes[static_cast<size_t>(s)];
-            if (axis == 1) {
+            if (nn::dot_axis(layer, shape.size(), s) == 1) {
                 attribute(g.node("Transpose", {x}, at + "/k_last"), "perm", std::vector<int64_t>{0, 2, 1});
                 x = at + "/k_last";
             }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/dot_axes.hpp"
 #include "nn/ops/op.hpp"
 #include "onefit/error.hpp"
 #include "core/simd.hpp"
@@ -236,11 +237,7 @@ struct DotOp : MergeLayer {
         if (axis == 2) return {s[0], s[1], s[1], 1};
         return {s[1], s[0], 1, s[1]};
     }
-    // The axis of input `which` that is contracted, 1-based per sample (Keras's, with the batch 0).
-    static int64_t resolved_axis(const Layer& l, const Shape& s, int which) {
-        const int64_t axis = l.axes[static_cast<size_t>(which)], rank = static_cast<int64_t>(s.size()) + 1;
-        return axis < 0 ? axis + rank : axis;
-    }
+    static int64_t resolved_axis(const Layer& l, const Shape& s, int which) { return dot_axis(l, s.size(), which); }
     static LayerSpec merge_spec(const Layer& l, const std::vector<Shape>& in) {
         if (in.size() != 2) throw Error("takes exactly 2 inputs, as Keras's, got " + std::to_string(in.size()));
         if (in[0].size() != in[1].size() || in[0].size() > 2)
