@@ -203,6 +203,22 @@ TEST(CliFit, AConfigsLayersMayNameTheirInputs) {
     expect_one_line_error(run_cli({"fit", bad}), "model.layers[1].inputs");
 }
 
+TEST(CliFit, AConfigsModelMayTakeSeveralInputs) {
+    // Iris's 4 features as two inputs of 2 (petal and sepal), each through its own layer, then
+    // merged: fitted, saved with its inputs, and a width that does not add up is one line.
+    const std::string config = write_file("two_inputs.json", R"({"model": {"inputs": [[2], 2], "layers": [
+        {"units": 8, "activation": "relu"}, {"units": 8, "activation": "relu", "inputs": ["input_1"]},
+        {"type": "concatenate", "inputs": ["dense", "dense_1"]}, {"units": 3, "activation": "softmax"}]},
+        "fit": {"epochs": 5, "verbose": 0}})");
+    const std::string saved = testing::TempDir() + "/cli_two_inputs";
+    const CliResult r = run_cli({"fit", config, "--save", saved});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(onefit::load_model(saved).input_shapes(), (std::vector<onefit::Shape>{{2}, {2}}));
+    const std::string wide = write_file("three_inputs.json", R"({"model": {"inputs": [2, 3], "layers": [
+        {"units": 3, "activation": "softmax"}, {"units": 3, "inputs": ["input_1"]}, {"type": "add", "inputs": ["dense", "dense_1"]}]}})");
+    expect_one_line_error(run_cli({"fit", wide}), "model.inputs take 5 values per row, but the data has 4 features");
+}
+
 TEST(CliHelp, HelpAndVersionExitZero) {
     const CliResult help = run_cli({"--help"});
     EXPECT_EQ(help.exit_code, 0);

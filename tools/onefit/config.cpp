@@ -203,7 +203,23 @@ public:
     }
 
     void read_model(const json& model, FitConfig& config) const {
-        check_object(model, "model", {"layers"});
+        check_object(model, "model", {"layers", "inputs"});
+        if (model.contains("inputs")) {  // several inputs: each one's shape
+            const json& inputs = model["inputs"];
+            if (!inputs.is_array() || inputs.size() < 2)
+                throw type_error(inputs, "model.inputs", "a list of two or more input shapes ([4] or 4 each)");
+            config.input_shapes.clear();
+            config.given.insert("model.inputs");
+            for (size_t k = 0; k < inputs.size(); ++k) {
+                const std::string key = "model.inputs[" + std::to_string(k) + "]";
+                const json one = inputs[k].is_array() ? inputs[k] : json::array({inputs[k]});
+                if (one.empty() || one.size() > 3) throw type_error(inputs[k], key, "a shape of 1 to 3 positive integers");
+                Shape shape;
+                for (size_t d = 0; d < one.size(); ++d)
+                    shape.push_back(integer(one[d], key + "[" + std::to_string(d) + "]", 1, kMaxUnits));
+                config.input_shapes.push_back(shape);
+            }
+        }
         if (!model.contains("layers")) return;
         const json& layers = model["layers"];
         if (!layers.is_array() || layers.empty()) throw type_error(layers, "model.layers", "a non-empty array of layers");
@@ -211,7 +227,8 @@ public:
         config.given.insert("model.layers");
         for (size_t i = 0; i < layers.size(); ++i)
             config.layers.push_back(layer(layers[i], "model.layers[" + std::to_string(i) + "]"));
-        // A Functional layer's "inputs": names of earlier layers (or "input"), once all are known.
+        // A Functional layer's "inputs": names of earlier layers (or "input", and "input_1", ... of
+        // several), once all are known.
         const std::vector<std::string> names = default_layer_names(config.layers);
         for (size_t i = 0; i < layers.size(); ++i) {
             if (!layers[i].contains("inputs")) continue;

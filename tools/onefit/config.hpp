@@ -76,6 +76,9 @@ struct FitConfig {
     uint64_t split_seed = 0;
     // model
     std::vector<Layer> layers = {Dense(32, "relu", true, "relu"), Dense(3, "softmax", true, "softmax")};
+    // model.inputs: a Functional model's several inputs, each one's shape ([4] or 4); a data row
+    // holds their values side by side. Empty: one input, the data's features.
+    std::vector<Shape> input_shapes;
     // compile
     std::string optimizer = "adam";
     double learning_rate = 0.1;

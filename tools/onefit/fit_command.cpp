@@ -162,6 +162,14 @@ FitConfig fit_config_from(const std::vector<std::string>& args, const std::strin
 // works on shapes (Conv2D, pooling, Flatten, ...); a Dense model sees each sample flattened, as
 // before images had a shape. Dropout and BatchNormalization take either.
 Sequential model_from(const FitConfig& config, const Shape& sample_shape) {
+    if (!config.input_shapes.empty()) {  // several inputs, side by side in each data row
+        Sequential model = Sequential::with_inputs(config.input_shapes, config.seed);
+        if (model.input_shape() != Shape{shape_elements(sample_shape)})
+            throw Error("model.inputs take " + std::to_string(model.input_shape()[0]) + " values per row, but the data has " +
+                        std::to_string(shape_elements(sample_shape)) + " features");
+        for (const Layer& layer : config.layers) model.add(layer);
+        return model;
+    }
     bool image = false;
     for (const Layer& layer : config.layers) {
         if (layer.kind == Layer::Kind::Dense) break;
