@@ -121,8 +121,12 @@ TEST(MultiInputModel, SavedAndLoadedWithItsInputsInEveryFormat) {
     const Tensor expected = model.predict(x);
     const std::string dir = testing::TempDir() + "/multi_input_model", keras = testing::TempDir() + "/multi_input.keras";
     model.save(dir);
+    std::vector<std::string> paths{dir};
+#if ONEFIT_HAVE_KERAS_FILES  // (a build without HDF5 and libzip has no .keras files)
     save_model(model, keras);
-    for (const std::string& path : {dir, keras}) {
+    paths.push_back(keras);
+#endif
+    for (const std::string& path : paths) {
         SCOPED_TRACE(path);
         Sequential loaded = load_model(path);
         EXPECT_EQ(loaded.input_shapes(), model.input_shapes());
@@ -130,8 +134,10 @@ TEST(MultiInputModel, SavedAndLoadedWithItsInputsInEveryFormat) {
         const Tensor got = loaded.predict(x);
         for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
     }
+#if ONEFIT_HAVE_KERAS_FILES
     model.input_names = {"dense", "extra"};  // (a layer's name: Keras finds tensors' layers by name)
     EXPECT_NE(error_of([&] { save_keras(model, keras); }).find("as another input or a layer is"), std::string::npos);
+#endif
 }
 
 }  // namespace
