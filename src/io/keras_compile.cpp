@@ -255,4 +255,22 @@ KerasCompile read_keras_compile(const JsonFile& f, const json& c) {
     return k;
 }
 
+std::vector<std::vector<int>> keras_slot_groups(const Optimizer& o) {
+    switch (o.kind) {
+        case OptimizerKind::adam:
+        case OptimizerKind::adamw:
+            if (o.amsgrad) return {{0, 1}, {2}};
+            return {{0, 1}};
+        case OptimizerKind::sgd: return o.momentum != 0.0f ? std::vector<std::vector<int>>{{0}} : std::vector<std::vector<int>>{};
+        case OptimizerKind::rmsprop: {
+            std::vector<std::vector<int>> groups = {{0}};
+            if (o.momentum != 0.0f) groups.push_back({1});
+            if (o.centered) groups.push_back({o.momentum != 0.0f ? 2 : 1});
+            return groups;
+        }
+        case OptimizerKind::adagrad: return {{0}};
+    }
+    return {};
+}
+
 }  // namespace onefit::io

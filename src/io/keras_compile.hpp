@@ -28,4 +28,9 @@ nlohmann::ordered_json keras_compile_json(const TrainingProgram& program);
 // The compile config `c` (the file's "compile_config").
 KerasCompile read_keras_compile(const JsonFile& f, const nlohmann::json& c);
 
+// The slot indices of onefit's optimizer (nn::optimizer_slot_count of them: the program's
+// optimizer_slots, slot after slot) grouped as Keras makes its optimizer's variables in
+// model.weights.h5: each group's slots interleaved per variable, the groups one after another.
+std::vector<std::vector<int>> keras_slot_groups(const Optimizer& o);
+
 }  // namespace onefit::io

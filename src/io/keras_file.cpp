@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/binary.hpp"
+#include "io/keras_compile.hpp"
 #include "io/keras_config.hpp"
 #include "nn/layer_kinds.hpp"
 #include "nn/optimizer_math.hpp"
@@ -33,29 +34,10 @@ namespace {
 using io::H5Reader;
 using io::H5Writer;
 using io::compiled_program;
+using io::keras_slot_groups;
 using nlohmann::ordered_json;
 
 constexpr size_t kMaxEntryBytes = size_t{1} << 36;  // 64 GiB: larger than any model onefit trains
-
-// The slot indices of onefit's optimizer, grouped as Keras makes its variables: each group's
-// slots interleaved per variable, the groups one after another.
-std::vector<std::vector<int>> keras_slot_groups(const Optimizer& o) {
-    switch (o.kind) {
-        case OptimizerKind::adam:
-        case OptimizerKind::adamw:
-            if (o.amsgrad) return {{0, 1}, {2}};
-            return {{0, 1}};
-        case OptimizerKind::sgd: return o.momentum != 0.0f ? std::vector<std::vector<int>>{{0}} : std::vector<std::vector<int>>{};
-        case OptimizerKind::rmsprop: {
-            std::vector<std::vector<int>> groups = {{0}};
-            if (o.momentum != 0.0f) groups.push_back({1});
-            if (o.centered) groups.push_back({o.momentum != 0.0f ? 2 : 1});
-            return groups;
-        }
-        case OptimizerKind::adagrad: return {{0}};
-    }
-    return {};
-}
 
 // Each trainable array of the model in Keras's order (the layers in `order`): where it starts in a
 // slot vector of ParamOrder::keras, and its size.

@@ -3,6 +3,7 @@
 // onefit cannot hold is refused with an Error naming the file and the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -10,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "io/keras_compile.hpp"
 #include "io/keras_config.hpp"
+#include "nn/optimizer_math.hpp"
 #include "io/zip_archive.hpp"
 #include "nn/layer_kinds.hpp"
 #include "onefit/onefit.hpp"
@@ -156,6 +159,26 @@ TEST(KerasConfig, WhatOnefitCannotHoldIsRefusedNamingTheField) {
         for (const std::string& part : k.expected) EXPECT_NE(message.find(part), std::string::npos) << message;
         EXPECT_EQ(message.find('\n'), std::string::npos) << message;  // one line
     }
+}
+
+TEST(KerasConfig, KerasOptimizerVariablesHoldEverySlotOnce) {
+    // model.weights.h5's optimizer variables are the program's slots regrouped: every slot of
+    // every optimizer setting, exactly once (a new slot must be given its Keras variable).
+    for (const OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adam, OptimizerKind::adamw,
+                                     OptimizerKind::rmsprop, OptimizerKind::adagrad})
+        for (const bool flag : {false, true})
+            for (const float momentum : {0.0f, 0.9f}) {
+                Optimizer o = optimizer_from_name(optimizer_name(kind));
+                o.amsgrad = kind == OptimizerKind::adam || kind == OptimizerKind::adamw ? flag : false;
+                o.centered = kind == OptimizerKind::rmsprop && flag;
+                o.momentum = kind == OptimizerKind::sgd || kind == OptimizerKind::rmsprop ? momentum : o.momentum;
+                std::vector<int> slots;
+                for (const std::vector<int>& group : io::keras_slot_groups(o)) slots.insert(slots.end(), group.begin(), group.end());
+                std::sort(slots.begin(), slots.end());
+                std::vector<int> expected(static_cast<size_t>(nn::optimizer_slot_count(o)));
+                for (size_t i = 0; i < expected.size(); ++i) expected[i] = static_cast<int>(i);
+                EXPECT_EQ(slots, expected) << optimizer_name(kind) << " flag " << flag << " momentum " << momentum;
+            }
 }
 
 }  // namespace
