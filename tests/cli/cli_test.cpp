@@ -214,6 +214,8 @@ TEST(CliFit, AConfigsModelMayTakeSeveralInputs) {
     const CliResult r = run_cli({"fit", config, "--save", saved});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(onefit::load_model(saved).input_shapes(), (std::vector<onefit::Shape>{{2}, {2}}));
+    const std::string other = write_file("other_inputs.json", R"({"model": {"inputs": [3, 1]}, "fit": {"epochs": 6}})");
+    expect_one_line_error(run_cli({"fit", other, "--resume", saved}), "inputs of other shapes than model.inputs gives");
     const std::string wide = write_file("three_inputs.json", R"({"model": {"inputs": [2, 3], "layers": [
         {"units": 3, "activation": "softmax"}, {"units": 3, "inputs": ["input_1"]}, {"type": "add", "inputs": ["dense", "dense_1"]}]}})");
     expect_one_line_error(run_cli({"fit", wide}), "model.inputs take 5 values per row, but the data has 4 features");

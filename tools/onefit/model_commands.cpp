@@ -149,6 +149,9 @@ void check_resume_agrees(const FitConfig& config, const Sequential& saved) {
     if (config.has("model.layers") && !same_layers(config.layers, saved.layers()))
         throw Error(start + "the saved model is " + describe_layers(inputs, saved.layers()) + " but the layers given are " +
                     describe_layers(inputs, config.layers) + end);
+    if (config.has("model.inputs") && config.input_shapes != saved.input_shapes())
+        throw Error(start + "the saved model takes " + std::to_string(saved.input_shapes().size()) +
+                    " inputs of other shapes than model.inputs gives" + end);
     const Loss& loss = saved.loss();
     const Optimizer& optimizer = saved.optimizer();
     if (config.has("compile.loss") && loss_from_name(config.loss).kind != loss.kind)
