@@ -48,6 +48,14 @@ struct ElementwiseMerge : MergeLayer {
     static int64_t values(const OpArgs<T>& a) {
         return a.rows * shape_elements(a.spec.output);
     }
+    // out = the first input combined with each further one in turn, value by value.
+    template <class T, class F>
+    static void fold(const OpArgs<T>& a, F combine) {
+        const int64_t n = values(a);
+        std::copy(a.ins[0], a.ins[0] + n, a.out);
+        for (int k = 1; k < a.n_inputs; ++k)
+            for (int64_t e = 0; e < n; ++e) a.out[e] = combine(a.out[e], a.ins[k][e]);
+    }
 };
 
 struct AddOp : ElementwiseMerge {
@@ -55,10 +63,7 @@ struct AddOp : ElementwiseMerge {
     static constexpr const char* keras_class = "Add";
     template <class T>
     static void forward(const OpArgs<T>& a) {
-        const int64_t n = values(a);
-        std::copy(a.ins[0], a.ins[0] + n, a.out);
-        for (int k = 1; k < a.n_inputs; ++k)
-            for (int64_t e = 0; e < n; ++e) a.out[e] += a.ins[k][e];
+        fold(a, [](T sum, T v) { return sum + v; });
     }
     template <class T>
     static void backward(const OpArgs<T>& a) {
@@ -92,10 +97,7 @@ struct MultiplyOp : ElementwiseMerge {
     static constexpr const char* keras_class = "Multiply";
     template <class T>
     static void forward(const OpArgs<T>& a) {
-        const int64_t n = values(a);
-        std::copy(a.ins[0], a.ins[0] + n, a.out);
-        for (int k = 1; k < a.n_inputs; ++k)
-            for (int64_t e = 0; e < n; ++e) a.out[e] *= a.ins[k][e];
+        fold(a, [](T product, T v) { return product * v; });
     }
     // The product of the other inputs (not out / in: an input may be 0).
     template <class T>
@@ -136,11 +138,7 @@ struct ExtremumMerge : ElementwiseMerge {
     }
     template <class T>
     static void forward(const OpArgs<T>& a) {
-        const int64_t n = values(a);
-        std::copy(a.ins[0], a.ins[0] + n, a.out);
-        for (int k = 1; k < a.n_inputs; ++k)
-            for (int64_t e = 0; e < n; ++e)
-                if (better(a.ins[k][e], a.out[e])) a.out[e] = a.ins[k][e];
+        ElementwiseMerge::fold(a, [](T best, T v) { return better(v, best) ? v : best; });
     }
     template <class T>
     static void backward(const OpArgs<T>& a) {
