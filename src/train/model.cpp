@@ -152,9 +152,13 @@ std::string Sequential::summary() const {
         total += params;
         std::string shape = "(None";
         for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
-        std::string connected;
-        for (const int32_t source : nn::layer_sources(layers_, i))
-            connected += (connected.empty() ? "" : ", ") + (source < 0 ? model_input_name(source) : names[size_t(source)]);
+        std::string connected;  // (an input by its name when the inputs are named, as Keras's)
+        for (const int32_t source : nn::layer_sources(layers_, i)) {
+            const std::string from = source >= 0 ? names[size_t(source)]
+                                     : input_names.empty() ? model_input_name(source)
+                                                           : input_name(static_cast<size_t>(-1 - source));
+            connected += (connected.empty() ? "" : ", ") + from;
+        }
         row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params),
             connected);
         if (i + 1 < layers_.size()) s << "\n";

@@ -58,6 +58,8 @@ TEST(MultiInputModel, InputsAreNumberedInTheirGivenOrder) {
     EXPECT_EQ(ba.layers()[0].inputs, (std::vector<int32_t>{-2}));
     EXPECT_EQ(ba.layers()[1].inputs, (std::vector<int32_t>{0, -1}));
     EXPECT_NE(ab.summary().find("dense, input_1"), std::string::npos) << ab.summary();
+    ab.input_names = {"numbers", "extra"};  // named inputs are shown by name
+    EXPECT_NE(ab.summary().find("dense, extra"), std::string::npos) << ab.summary();
 }
 
 TEST(MultiInputModel, TrainsExactlyAsTheOneInputModelOfItsJoinedRows) {
