@@ -8,10 +8,14 @@ AUTOTUNE = -1
 
 
 class Dataset:
-    def __init__(self, native, x, y, w=None, parts=None):
+    def __init__(self, native, x, y, w=None, parts=None, names=None, recipe=(None, ())):
         self._native = native
         self._x, self._y, self._w = x, y, w  # the arrays, for iterating in Python (w: None, unweighted)
         self._parts = parts  # several inputs: each one's per-row shape (x holds them side by side)
+        self._names = names  # ... given as a dict: their names, in x's order
+        # How the native dataset was made: from_tensor_slices's weights and the ops after it, each
+        # (method, arguments), so that a dict's inputs can be put in a model's order (_reordered).
+        self._recipe = recipe
         self._iterations = 0
 
     @staticmethod
@@ -19,42 +23,66 @@ class Dataset:
         """A dataset of the rows of (x, y) or (x, y, sample_weight), as tf.data's: arrays (or
         array-likes) with the same first dimension; fit and evaluate weight each row's loss by its
         sample_weight, as Keras does with a dataset of 3-tuples. x may be a tuple of arrays, one per
-        input of a Functional model of several, ((x1, x2), y); it yields such tuples too."""
+        input of a Functional model of several, ((x1, x2), y), or a dict of them by input name, as
+        tf.data's from a DataFrame's columns (fit puts them in the model's order); it yields such
+        tuples (dicts) too."""
         if not isinstance(tensors, (tuple, list)) or len(tensors) not in (2, 3):
             raise ValueError("from_tensor_slices takes (features, labels) or (features, labels, sample_weight)")
         from onefit._arrays import float32
 
         # Copied, as tf.data copies: changing the arrays afterwards does not change the dataset.
-        x, parts = _features(tensors[0])
+        x, parts, names = _features(tensors[0])
         y = float32(tensors[1], "dataset y").copy()
-        if len(tensors) == 2:
-            return Dataset(_onefit.Dataset.from_tensor_slices(x, y), x, y, parts=parts)
-        w = _weights(tensors[2])
-        return Dataset(_onefit.Dataset.from_tensor_slices(x, y, w), x, y, w, parts=parts)
+        w = _weights(tensors[2]) if len(tensors) == 3 else None
+        return Dataset(_made(x, y, w), x, y, w, parts=parts, names=names, recipe=(w, ()))
 
     def _with_sample_weight(self, weights):
         """This dataset, its ops kept, weighting row i by weights[i] (class_weight's rows)."""
         w = _weights(weights)
-        return Dataset(self._native.with_sample_weight(w), self._x, self._y, w, parts=self._parts)
+        return self._then("with_sample_weight", (w,), w)
 
-    def _then(self, native):
-        return Dataset(native, self._x, self._y, self._w, parts=self._parts)
+    def _then(self, method, arguments, w=None):
+        """This dataset with one more native op (its method and arguments)."""
+        native = getattr(self._native, method)(*arguments)
+        recipe = (self._recipe[0], self._recipe[1] + ((method, arguments),))
+        return Dataset(native, self._x, self._y, self._w if w is None else w, parts=self._parts, names=self._names,
+                       recipe=recipe)
+
+    def _reordered(self, order):
+        """This dataset with its inputs in `order` (indices into its own): the same rows, batches and
+        shuffles (its ops made again on the reordered features)."""
+        import math
+
+        import numpy as np
+
+        starts = [0]
+        for shape in self._parts:
+            starts.append(starts[-1] + math.prod(shape))
+        x = np.ascontiguousarray(np.concatenate([self._x[:, starts[k]:starts[k + 1]] for k in order], axis=1))
+        w0, ops = self._recipe
+        native = _made(x, self._y, w0)
+        for method, arguments in ops:
+            native = getattr(native, method)(*arguments)
+        out = Dataset(native, x, self._y, self._w, parts=[self._parts[k] for k in order],
+                      names=[self._names[k] for k in order] if self._names else None, recipe=self._recipe)
+        out._iterations = self._iterations
+        return out
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True):
         if seed is None:
             from onefit._seeds import next_seed
 
             seed = next_seed()
-        return self._then(self._native.shuffle(int(buffer_size), int(seed), bool(reshuffle_each_iteration)))
+        return self._then("shuffle", (int(buffer_size), int(seed), bool(reshuffle_each_iteration)))
 
     def batch(self, batch_size, drop_remainder=False, **kwargs):
-        return self._then(self._native.batch(int(batch_size), bool(drop_remainder)))
+        return self._then("batch", (int(batch_size), bool(drop_remainder)))
 
     def repeat(self, count=None):
-        return self._then(self._native.repeat(-1 if count is None else int(count)))
+        return self._then("repeat", (-1 if count is None else int(count),))
 
     def take(self, count):
-        return self._then(self._native.take(int(count)))
+        return self._then("take", (int(count),))
 
     def prefetch(self, buffer_size=None):
         return self  # the data are in memory already
@@ -83,6 +111,8 @@ class Dataset:
             start += size
             at = index if batched else index[0]
             x = self._x[at] if self._parts is None else self._split(self._x[at])
+            if self._names is not None:
+                x = dict(zip(self._names, x))
             if self._w is None:
                 yield x, self._y[at]
             else:
@@ -116,25 +146,32 @@ class Dataset:
         return f"<onefit.data.Dataset cardinality={self.cardinality()}>"
 
 
+def _made(x, y, w):
+    """The native dataset of these rows (w: None, unweighted)."""
+    return _onefit.Dataset.from_tensor_slices(x, y) if w is None else _onefit.Dataset.from_tensor_slices(x, y, w)
+
+
 def _features(x):
-    """A dataset's features as float32 rows and, for several inputs (a tuple or list of arrays, a
-    Functional model's), each one's per-row shape: their values side by side in each row, as the
-    native model of several inputs takes them."""
+    """A dataset's features as float32 rows and, for several inputs (a tuple or list of arrays, or
+    a dict of them by input name: a Functional model's), each one's per-row shape and (a dict) the
+    names: their values side by side in each row, as the native model of several inputs takes them."""
     import numpy as np
     from onefit._arrays import float32
 
+    names = None
     if isinstance(x, dict):
-        raise ValueError("from_tensor_slices: a dict of inputs is not supported; give a tuple of arrays in the "
-                         "model's input order, ((x1, x2), y)")
+        names, x = [str(k) for k in x], list(x.values())
+        if len(names) == 1:  # (one input by name: as its array)
+            x = x[0]
     if not isinstance(x, (tuple, list)):
-        return float32(x, "dataset x").copy(), None
+        return float32(x, "dataset x").copy(), None, None
     arrays = [float32(a, f"dataset x[{k}]") for k, a in enumerate(x)]
     if not arrays or any(a.ndim == 0 or len(a) != len(arrays[0]) for a in arrays):
         raise ValueError(f"from_tensor_slices: the inputs have {[len(a) if a.ndim else 0 for a in arrays]} rows; "
                          "each needs the same number")
     parts = [tuple(a.shape[1:]) or (1,) for a in arrays]
     rows = len(arrays[0])
-    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1)), parts
+    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1)), parts, names
 
 
 def _weights(values, what="dataset sample_weight"):

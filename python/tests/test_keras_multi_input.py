@@ -109,6 +109,27 @@ def test_a_dataset_of_several_inputs_fits_as_the_arrays_do():
         by_dataset.fit(Dataset.from_tensor_slices(((numbers, numbers), y)).batch(8), verbose=0)
 
 
+def test_a_dict_dataset_is_put_in_the_models_input_order():
+    from onefit.data import Dataset
+
+    numbers, codes, y = data(20, 6)
+    _, by_arrays = twins()
+    _, by_dict = twins()
+    dataset = Dataset.from_tensor_slices(({"codes": codes, "numbers": numbers}, y)).shuffle(20, seed=3).batch(8)
+    first_x, _ = next(iter(dataset))
+    assert sorted(first_x) == ["codes", "numbers"] and first_x["codes"].shape[1] == 3
+    arrays = Dataset.from_tensor_slices(((numbers, codes), y)).shuffle(20, seed=3).batch(8)
+    ours = by_dict.fit(dataset, epochs=2, verbose=0).history
+    theirs = by_arrays.fit(arrays, epochs=2, verbose=0).history
+    assert ours["loss"] == theirs["loss"]
+    np.testing.assert_array_equal(by_dict.predict(dataset.take(1), verbose=0), by_arrays.predict(arrays.take(1), verbose=0))
+    with pytest.raises(ValueError, match=r"yields the inputs \['codes', 'other'\]"):
+        by_dict.fit(Dataset.from_tensor_slices(({"codes": codes, "other": numbers}, y)).batch(8), verbose=0)
+    one = keras.Input(shape=(4,))
+    single = keras.Model(one, layers.Dense(2)(one))
+    np.testing.assert_array_equal(single.predict([numbers], verbose=0), single.predict(numbers, verbose=0))
+
+
 def test_mistakes_are_named():
     numbers, codes, y = data(6, 4)
     _, m = twins()

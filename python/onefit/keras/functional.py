@@ -60,6 +60,10 @@ class Model(Sequential):
 
     def _x(self, x, what):
         if not self._input_shapes:
+            if isinstance(x, dict) and len(x) == 1:
+                x = list(x.values())
+            if isinstance(x, (list, tuple)) and len(x) == 1 and hasattr(x[0], "shape"):
+                x = x[0]  # (one input's array in a list or a dict, as Keras takes it)
             return _float32(x, what)
         return _joined_inputs(x, self._input_shapes, getattr(self, "_input_names", None), what)
 

@@ -63,13 +63,22 @@ class Sequential(_saving.FileMethods):
         """Each layer's inputs (a Functional model's; a Sequential's are each the previous layer)."""
         return [()] * len(self.layers)
 
-    def _check_dataset_inputs(self, dataset, what):
-        """A dataset of several inputs ((x1, x2), y) fits a model of those inputs only."""
+    def _dataset_for_model(self, dataset, what):
+        """A dataset of several inputs ((x1, x2), y) fits a model of those inputs only; a dict's
+        inputs are put in the model's order by name."""
+        if dataset._names is not None:
+            mine = getattr(self, "_input_names", None) or []
+            if sorted(dataset._names) != sorted(n for n in mine if n):
+                raise ValueError(f"{what}: the dataset yields the inputs {dataset._names}, but the model's inputs are "
+                                 f"{mine or 'unnamed'} (name them with keras.Input(name=...))")
+            if dataset._names != mine:
+                dataset = dataset._reordered([dataset._names.index(n) for n in mine])
         mine = [tuple(s) for s in self._input_shapes] if self._input_shapes else None
         theirs = [tuple(s) for s in dataset._parts] if dataset._parts is not None else None
         if theirs is not None and theirs != mine:
             raise ValueError(f"{what}: the dataset yields {len(theirs)} inputs of shapes {theirs}, but the model takes "
                              f"{mine if mine else [tuple(self._input_shape or ())]}")
+        return dataset
 
     def _x(self, x, what):
         """The features as the native model takes them: float32 rows (a Functional model of several
@@ -183,12 +192,12 @@ class Sequential(_saving.FileMethods):
             if validation_split:
                 raise ValueError("fit: validation_split is not supported with a Dataset; pass validation_data")
             self._build_for(x._x.shape)
-            self._check_dataset_inputs(x, "fit")
+            x = self._dataset_for_model(x, "fit")
         else:
             x, y = self._x(x, "x"), _float32(y, "y")
             self._build_for(x.shape)
         if isinstance(validation_data, _data.Dataset):
-            self._check_dataset_inputs(validation_data, "fit: validation_data")
+            validation_data = self._dataset_for_model(validation_data, "fit: validation_data")
         if isinstance(validation_data, (tuple, list)) and validation_data:
             validation_data = (self._x(validation_data[0], "validation x"),) + tuple(validation_data[1:])
         level = _verbosity(verbose)
@@ -280,7 +289,7 @@ class Sequential(_saving.FileMethods):
             if sample_weight is not None:
                 raise ValueError("evaluate: sample_weight must not be given with a Dataset; it yields (x, y, "
                                  "sample_weight)")
-            self._check_dataset_inputs(x, "evaluate")
+            x = self._dataset_for_model(x, "evaluate")
             x, y, sample_weight, batch_size = _dataset_arrays(x, steps, "evaluate")
         elif steps is not None:
             raise ValueError("evaluate: steps is for a Dataset; with arrays all rows are evaluated")
@@ -332,7 +341,7 @@ class Sequential(_saving.FileMethods):
         if isinstance(x, _data.Dataset):
             if batch_size is not None:
                 raise ValueError("predict: batch_size must not be given with a Dataset (it yields batches)")
-            self._check_dataset_inputs(x, "predict")
+            x = self._dataset_for_model(x, "predict")
             x, _, _, batch_size = _dataset_arrays(x, steps, "predict")
         elif steps is not None:
             raise ValueError("predict: steps is for a Dataset; with arrays all rows are predicted")
