@@ -140,6 +140,9 @@ public:
     // defaults, input_layer, input_layer_1, ... (input_name(k)).
     std::vector<std::string> input_names;
     std::string input_name(size_t k) const;
+    // Every input's name, defaults filled in; throws Error when input_names is set with another
+    // count than the inputs' (the files' writers call it, so no file is written that cannot load).
+    std::vector<std::string> all_input_names() const;
     bool stop_training = false;  // a callback may set it to end fit after the current epoch
     // The label classes' names in output order, when the model learnt from named labels (a CSV's
     // "setosa", ...: output i is class_names[i]); saved with the model, so data read later can

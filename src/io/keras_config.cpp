@@ -271,11 +271,12 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
     const std::vector<nn::LayerSpec> specs = nn::layer_specs(model.input_shapes(), layers, names);
     const std::vector<Shape>& inputs = model.input_shapes();
     // The InputLayers' names: the model's input names (Keras's defaults input_layer, input_layer_1, ...).
-    const auto input_name = [&](int32_t source) { return model.input_name(static_cast<size_t>(-1 - source)); };
+    const std::vector<std::string> input_names = model.all_input_names();
+    const auto input_name = [&](int32_t source) { return input_names[static_cast<size_t>(-1 - source)]; };
     for (size_t k = 0; k < inputs.size(); ++k) {  // (Keras finds every tensor's layer by name)
-        const std::string name = model.input_name(k);
+        const std::string& name = input_names[k];
         bool taken = std::find(names.begin(), names.end(), name) != names.end();
-        for (size_t j = 0; j < k; ++j) taken = taken || model.input_name(j) == name;
+        for (size_t j = 0; j < k; ++j) taken = taken || input_names[j] == name;
         if (taken) throw Error("input " + std::to_string(k) + " is named '" + name + "', as another input or a layer is; "
                                "Keras needs unique names");
     }

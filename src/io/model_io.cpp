@@ -93,7 +93,7 @@ std::string config_text(const Sequential& model, const TrainingProgram* program,
     config["save_id"] = save_id;
     config["input_shape"] = model.input_shape();
     if (model.input_shapes().size() > 1) config["input_shapes"] = model.input_shapes();  // (each input's)
-    if (!model.input_names.empty()) config["input_names"] = model.input_names;
+    if (!model.input_names.empty()) config["input_names"] = model.all_input_names();
     config["seed"] = model.seed();
     if (!model.name.empty()) config["name"] = model.name;
     if (!model.class_names.empty()) config["class_names"] = model.class_names;

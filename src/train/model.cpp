@@ -121,6 +121,15 @@ std::string Sequential::input_name(size_t k) const {
     return k == 0 ? std::string("input_layer") : "input_layer_" + std::to_string(k);
 }
 
+std::vector<std::string> Sequential::all_input_names() const {
+    if (!input_names.empty() && input_names.size() != input_shapes_.size())
+        throw Error("the model's input_names has " + std::to_string(input_names.size()) + " names for its " +
+                    std::to_string(input_shapes_.size()) + " inputs");
+    std::vector<std::string> names;
+    for (size_t k = 0; k < input_shapes_.size(); ++k) names.push_back(input_name(k));
+    return names;
+}
+
 Shape Sequential::output_shape() const {
     if (layers_.empty()) return input_shape_;
     return nn::layer_specs(input_shapes_, layers_, default_layer_names(layers_)).back().output;

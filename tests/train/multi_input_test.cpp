@@ -136,6 +136,11 @@ TEST(MultiInputModel, SavedAndLoadedWithItsInputsInEveryFormat) {
         const Tensor got = loaded.predict(x);
         for (int64_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], expected[i]) << i;
     }
+    model.input_names = {"pixels"};  // (one name for two inputs: refused before anything is written)
+    EXPECT_EQ(error_of([&] { model.save(dir + "_names"); }), "the model's input_names has 1 names for its 2 inputs");
+    model.input_names = {"", "extra"};  // (an empty name is the default's)
+    model.save(dir + "_default");
+    EXPECT_EQ(load_model(dir + "_default").input_names, (std::vector<std::string>{"input_layer", "extra"}));
 #if ONEFIT_HAVE_KERAS_FILES
     model.input_names = {"dense", "extra"};  // (a layer's name: Keras finds tensors' layers by name)
     EXPECT_NE(error_of([&] { save_keras(model, keras); }).find("as another input or a layer is"), std::string::npos);
