@@ -171,7 +171,16 @@ def _features(x):
                          "each needs the same number")
     parts = [tuple(a.shape[1:]) or (1,) for a in arrays]
     rows = len(arrays[0])
-    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1)), parts, names
+    return joined_rows(arrays), parts, names
+
+
+def joined_rows(arrays):
+    """Several inputs' arrays (the same rows) as one float32 array whose rows hold each input's
+    values flattened, side by side: what the native model of several inputs takes."""
+    import numpy as np
+
+    rows = len(arrays[0])
+    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1), dtype=np.float32)
 
 
 def _weights(values, what="dataset sample_weight"):

@@ -2,6 +2,7 @@
 the inputs of a model of several as the native model takes them (each row's values side by side)."""
 import math
 
+from onefit import data as _data
 from onefit._arrays import float32 as _float32
 from onefit.keras import layers as _layers
 from onefit.keras.models import Sequential
@@ -81,7 +82,6 @@ def _joined_inputs(x, shapes, names, what):
     """A model of several inputs' x (a list or tuple of arrays in the inputs' order, or a dict by
     input name, as Keras takes them) as one float32 array whose rows hold each input's values
     flattened, side by side: what the native model takes. One array of those rows passes as it is."""
-    import numpy as np
 
     width = sum(math.prod(s) for s in shapes)
     if isinstance(x, dict):
@@ -109,7 +109,7 @@ def _joined_inputs(x, shapes, names, what):
         if tuple(a.shape[1:]) != tuple(shape) and not (a.ndim == 2 and a.shape[1] == math.prod(shape)) \
                 and not (len(shape) == 1 and shape[0] == 1 and a.ndim == 1):
             raise ValueError(f"{what}[{k}] has shape {a.shape}, but input {k} takes {(None,) + tuple(shape)}")
-    return np.ascontiguousarray(np.concatenate([a.reshape(rows, -1) for a in arrays], axis=1), dtype=np.float32)
+    return _data.joined_rows(arrays)
 
 
 def _one(tensors, what):

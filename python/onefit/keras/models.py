@@ -110,7 +110,7 @@ class Sequential(_saving.FileMethods):
         native.name = self.name
         names = getattr(self, "_input_names", None)
         if names and any(names):  # (unnamed ones take Keras's defaults by position)
-            native.input_names = [n or ("input_layer" if k == 0 else f"input_layer_{k}") for k, n in enumerate(names)]
+            native.input_names = [n or "" for n in names]  # (the native model names an empty one)
         for layer, inputs in zip(self.layers, self._layer_inputs()):
             layer._add_to(native, inputs)
         for layer, name in zip(self.layers, native.layer_names()):
