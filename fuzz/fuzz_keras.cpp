@@ -11,12 +11,18 @@
 
 namespace {
 
-void walk(const onefit::io::H5Reader& h5, const std::string& group, int depth) {
+// At most this many members visited per file: a group may link back to itself or an ancestor
+// (HDF5 allows cycles), which would make the walk exponential in its depth (10 links per
+// group, 8 deep: 10^8 visits, a fuzzer timeout that is the walk's and not the reader's).
+constexpr int kMaxVisits = 4096;
+
+void walk(const onefit::io::H5Reader& h5, const std::string& group, int depth, int& visits) {
     if (depth > 8) return;
     for (const std::string& name : h5.members(group)) {
+        if (++visits > kMaxVisits) return;
         const std::string path = group == "/" ? name : group + "/" + name;
         if (h5.has_group(path)) {
-            walk(h5, path, depth + 1);
+            walk(h5, path, depth + 1, visits);
             continue;
         }
         try {
@@ -28,7 +34,8 @@ void walk(const onefit::io::H5Reader& h5, const std::string& group, int depth) {
 
 void read_weights(const std::string& bytes) {
     const onefit::io::H5Reader h5(bytes, "fuzz.weights.h5");
-    walk(h5, "/", 0);
+    int visits = 0;
+    walk(h5, "/", 0, visits);
 }
 
 }  // namespace
