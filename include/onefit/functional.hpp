@@ -1,6 +1,8 @@
 // Keras's Functional API: Input(shape) makes a model's input tensor, calling a layer on tensors
 // makes its output tensor (Dense(32, "relu")(x), Add()({a, b})), and Model(input, output) makes
-// the model of every layer between them. The model is a Sequential whose layers carry their
+// the model of every layer between them. A layer called again under the name of an earlier
+// call is that layer, shared (its weights used by both calls, as a Keras layer called twice):
+// name a layer to call it more than once. The model is a Sequential whose layers carry their
 // inputs (Layer::inputs): compiled, fitted and saved as any other, as one program. A model of
 // several inputs takes their values side by side in each row of its data.
 #pragma once

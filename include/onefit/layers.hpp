@@ -57,6 +57,11 @@ struct Layer {
     // output (the first layer's: the model's input), as in a Sequential model. Merge layers (Add,
     // Concatenate, ...) take two or more.
     std::vector<int32_t> inputs;
+    // Keras's layer called a second time (a shared layer): the index of the earlier layer whose
+    // weights this call uses (-1: its own). It holds a copy of that layer's arguments, takes its
+    // own inputs, and has no weights of its own (get_weights, saved files and summary list them
+    // once, with the first call); its default name is "<first>@1", "@2", ... per call.
+    int32_t shares = -1;
     // Dense
     int64_t units = 0;
     Activation activation = Activation::linear;
@@ -171,6 +176,11 @@ Layer make_layer(const std::string& type, const LayerArguments& arguments = {}, 
 // (A None-valued float argument, ReLU's max_value, comes back as None.)
 LayerArguments layer_arguments(const Layer& layer);
 std::string layer_type(Layer::Kind kind);  // "dense"
+
+// Keras's shared layer called again: layers[first]'s arguments (a copy), using its weights
+// (Layer::shares), on `inputs` (empty: the previous layer's output). Throws Error unless
+// layers[first] is a first call.
+Layer shared_call(const std::vector<Layer>& layers, size_t first, std::vector<int32_t> inputs = {});
 
 // Each layer's name: the one given, else Keras's default (dense, dense_1, ...; a default skips the
 // names given to other layers).

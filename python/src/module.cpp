@@ -110,6 +110,7 @@ nb::dict layer_info(const onefit::Layer& l) {
     d["name"] = l.name;
     d["arguments"] = arguments_dict(l);
     d["inputs"] = l.inputs;  // a Functional layer's (empty: the previous layer's output)
+    d["shares"] = l.shares;  // a shared layer's later call: its first call's index (else -1)
     return d;
 }
 
@@ -380,6 +381,10 @@ NB_MODULE(_onefit, m) {
             layer.inputs = std::move(inputs);
             s.add(std::move(layer));
         }, "type"_a, "arguments"_a, "name"_a, "inputs"_a = std::vector<int32_t>{})
+        // A shared layer called again: layer `first`'s arguments and weights on these inputs.
+        .def("share_layer", [](onefit::Sequential& s, size_t first, std::vector<int32_t> inputs) {
+            s.add(onefit::shared_call(s.layers(), first, std::move(inputs)));
+        }, "first"_a, "inputs"_a)
         .def("compile", [](onefit::Sequential& s, const onefit::Optimizer& optimizer, const onefit::Loss& loss,
                            std::vector<std::string> metrics) {
             s.compile(optimizer, loss, onefit::CompileOptions{std::move(metrics)});

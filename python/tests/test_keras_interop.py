@@ -99,15 +99,17 @@ def test_what_onefit_cannot_carry_is_refused_by_name():
 
 
 def test_from_keras_of_a_functional_model_names_the_real_limits():
-    # A chain built with the Functional API converts (a Model); a shared layer, two outputs and a
-    # subclassed model are refused by name; two inputs convert.
+    # A chain built with the Functional API converts (a Model), and so does a shared layer (one layer,
+    # its weights used twice); two outputs and a subclassed model are refused by name; two inputs convert.
     inputs = real_keras.Input((4,))
     outputs = real_keras.layers.Dense(3, name="out")(real_keras.layers.Dense(8, name="hidden")(inputs))
     assert isinstance(keras.from_keras(real_keras.Model(inputs, outputs, name="graph")), keras.Model)
     shared = real_keras.layers.Dense(4, name="shared")
     twice = real_keras.Model(inputs, shared(shared(inputs)))
-    with pytest.raises(ValueError, match="layer 'shared' is called 2 times"):
-        keras.from_keras(twice)
+    ours = keras.from_keras(twice)
+    assert [layer.name for layer in ours.layers] == ["shared"] and len(ours.get_weights()) == 2
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), twice.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
     a, b = real_keras.Input((4,)), real_keras.Input((4,))
     two_inputs = keras.from_keras(real_keras.Model([a, b], real_keras.layers.Add()([a, b])))
     np.testing.assert_array_equal(two_inputs.predict([np.ones((2, 4)), np.full((2, 4), 2.0)], verbose=0),

@@ -12,6 +12,7 @@ import keras as real_keras  # noqa: E402  (after choosing its backend)
 
 import onefit.keras as keras  # noqa: E402
 from onefit.keras import layers  # noqa: E402
+from functional_twins import functional_twins  # noqa: E402
 
 
 def two_input_net(k, numbers, codes):
@@ -30,15 +31,8 @@ def data(n, seed):
 
 
 def twins():
-    real_keras.utils.set_random_seed(3)
-    sources = [real_keras.Input((4,), name="numbers"), real_keras.Input((3,), name="codes")]
-    k = real_keras.Model(sources, two_input_net(real_keras.layers, *sources))
-    k.compile(real_keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy")
-    inputs = [keras.Input(shape=(4,), name="numbers"), keras.Input(shape=(3,), name="codes")]
-    m = keras.Model(inputs, two_input_net(layers, *inputs))
-    m.set_weights([w for layer in m.layers for w in k.get_layer(layer.name).get_weights()])
-    m.compile(keras.optimizers.Adam(0.02), "sparse_categorical_crossentropy")
-    return k, m
+    return functional_twins(two_input_net, [((4,), "numbers"), ((3,), "codes")], 3, 0.02,
+                            "sparse_categorical_crossentropy")
 
 
 def test_two_inputs_predict_and_train_as_keras():

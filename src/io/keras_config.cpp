@@ -18,6 +18,9 @@
 namespace onefit::io {
 namespace {
 
+// The most calls (inbound nodes) of one shared layer that a file may give.
+constexpr size_t kMaxLayerCalls = 256;
+
 using nlohmann::ordered_json;
 
 ordered_json regularizer_json(const Regularizer& r) {
@@ -176,25 +179,34 @@ Layer read_layer_config(const JsonFile& f, const json& entry, const std::string&
 }
 
 // keras_history's layer name of a __keras_tensor__ in a node's args.
+// A tensor as Keras names it, [layer name, node index, tensor index], as "name" for a layer's
+// first call (node 0) and "name@k" for its call k (a shared layer's; onefit's name of that call).
+std::string history_call(const json& history) {
+    const std::string name = history[0].get<std::string>();
+    const int64_t node = history[1].get<int64_t>();
+    return node == 0 ? name : name + "@" + std::to_string(node);
+}
+
 std::string history_layer(const JsonFile& f, const json& tensor, const std::string& at) {
     const json& config = f.get(tensor, "config", at + ".config");
     const json& history = f.get(config, "keras_history", at + ".config.keras_history");
-    if (!history.is_array() || history.size() != 3 || !history[0].is_string())
+    if (!history.is_array() || history.size() != 3 || !history[0].is_string() || !history[1].is_number_unsigned())
         throw f.error(at + ".config.keras_history", "must be [layer name, node index, tensor index]");
-    if (history[1] != 0 || history[2] != 0)
-        throw f.error(at + ".config.keras_history", "names a layer's second call or output; onefit's layers are called once");
-    return history[0].get<std::string>();
+    if (history[2] != 0)
+        throw f.error(at + ".config.keras_history", "names a layer's second output; onefit's layers give one");
+    return history_call(history);
 }
 
 // The layer names a Functional model's "input_layers"/"output_layers" hold: one [name, 0, 0] or a list of them.
 std::vector<std::string> end_layers(const JsonFile& f, const json& config, const char* key) {
     const json& v = f.get(config, key, std::string("config.") + key);
     std::vector<std::string> names;
-    if (v.is_array() && v.size() == 3 && v[0].is_string()) names.push_back(v[0].get<std::string>());
+    const auto one = [](const json& e) { return e.is_array() && e.size() == 3 && e[0].is_string() && e[1].is_number_unsigned(); };
+    if (one(v)) names.push_back(history_call(v));
     else if (v.is_array())
         for (const json& e : v) {
-            if (!e.is_array() || e.empty() || !e[0].is_string()) throw f.error(std::string("config.") + key, "must list [name, 0, 0]");
-            names.push_back(e[0].get<std::string>());
+            if (!one(e)) throw f.error(std::string("config.") + key, "must list [name, node, 0]");
+            names.push_back(history_call(e));
         }
     return names;
 }
@@ -240,6 +252,15 @@ std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
         for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(node - 1))) walk(static_cast<int64_t>(node_of(s)));
     };
     walk(n);
+    // A shared layer is one Keras layer, as deep as its deepest call and met at its first; its
+    // later calls are no layers of their own.
+    for (size_t i = 0; i < layers.size(); ++i)
+        if (const int32_t first = layers[i].shares; first >= 0) {
+            const size_t f = static_cast<size_t>(first) + 1;
+            depth[f] = std::max(depth[f], depth[i + 1]);
+            if (seen[i + 1] >= 0 && (seen[f] < 0 || seen[i + 1] < seen[f])) seen[f] = seen[i + 1];
+        }
+    std::erase_if(order, [&](size_t i) { return layers[i].shares >= 0; });
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         if (depth[a + 1] != depth[b + 1]) return depth[a + 1] > depth[b + 1];
         return seen[a + 1] < seen[b + 1];
@@ -280,6 +301,17 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
         if (taken) throw Error("input " + std::to_string(k) + " is named '" + name + "', as another input or a layer is; "
                                "Keras needs unique names");
     }
+    // Keras names a tensor by [layer, node, 0]: a shared layer's call k is its node k.
+    std::vector<int> node_of(layers.size(), 0);
+    for (size_t i = 0, calls = 0; i < layers.size(); ++i, calls = 0)
+        for (size_t j = i + 1; j < layers.size(); ++j)
+            if (layers[j].shares == static_cast<int32_t>(i)) node_of[j] = static_cast<int>(++calls);
+    const auto history = [&](int32_t s) -> ordered_json {
+        if (s < 0) return {input_name(s), 0, 0};
+        const size_t layer = layers[static_cast<size_t>(s)].shares >= 0 ? static_cast<size_t>(layers[static_cast<size_t>(s)].shares)
+                                                                        : static_cast<size_t>(s);
+        return {names[layer], node_of[static_cast<size_t>(s)], 0};
+    };
     ordered_json list = ordered_json::array(), input_layers = ordered_json::array();
     for (size_t k = 0; k < inputs.size(); ++k) {
         const std::string name = input_name(-1 - static_cast<int32_t>(k));
@@ -306,27 +338,27 @@ ordered_json keras_model_json(const Sequential& model, const std::vector<size_t>
             entry["build_config"] = {{"input_shape", shape_json(specs[i].input)}};
         }
         if (functional) {
-            ordered_json args = ordered_json::array();
-            const std::vector<int32_t> sources = nn::layer_sources(layers, i);
-            for (size_t k = 0; k < sources.size(); ++k) {
-                const int32_t s = sources[k];
-                const Shape& shape = s < 0 ? inputs[static_cast<size_t>(-1 - s)] : specs[static_cast<size_t>(s)].output;
-                args.push_back({{"class_name", "__keras_tensor__"},
-                                {"config",
-                                 {{"shape", shape_json(shape)},
-                                  {"dtype", "float32"},
-                                  {"keras_history", {s < 0 ? input_name(s) : names[static_cast<size_t>(s)], 0, 0}}}}});
-            }
             entry["name"] = names[i];
-            entry["inbound_nodes"] = ordered_json::array(
-                {{{"args", sources.size() > 1 ? ordered_json::array({args}) : args}, {"kwargs", ordered_json::object()}}});
+            entry["inbound_nodes"] = ordered_json::array();
+            for (size_t call = i; call < layers.size(); ++call) {  // (a shared layer: a node per call)
+                if (call != i && layers[call].shares != static_cast<int32_t>(i)) continue;
+                ordered_json args = ordered_json::array();
+                const std::vector<int32_t> sources = nn::layer_sources(layers, call);
+                for (const int32_t s : sources) {
+                    const Shape& shape = s < 0 ? inputs[static_cast<size_t>(-1 - s)] : specs[static_cast<size_t>(s)].output;
+                    args.push_back({{"class_name", "__keras_tensor__"},
+                                    {"config", {{"shape", shape_json(shape)}, {"dtype", "float32"}, {"keras_history", history(s)}}}});
+                }
+                entry["inbound_nodes"].push_back(
+                    {{"args", sources.size() > 1 ? ordered_json::array({args}) : args}, {"kwargs", ordered_json::object()}});
+            }
         }
         list.push_back(entry);
     }
     ordered_json config = {{"name", model.display_name()}, {"trainable", true}, {"layers", list}};
     if (functional) {
         config["input_layers"] = inputs.size() == 1 ? input_layers[0] : input_layers;
-        config["output_layers"] = {names.back(), 0, 0};
+        config["output_layers"] = history(static_cast<int32_t>(layers.size()) - 1);
     }
     ordered_json j = {{"module", functional ? "keras.src.models.functional" : "keras"},
                       {"class_name", functional ? "Functional" : "Sequential"},
@@ -354,7 +386,14 @@ KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
     std::vector<std::string> input_names;
     if (out.functional) input_names = end_layers(f, config, "input_layers");
     if (out.functional && input_names.empty()) throw f.error("config.input_layers", "names no input");
-    std::map<std::string, int32_t> index;  // layer name -> its index in out.layers (-1 - k: input k)
+    std::map<std::string, int32_t> index;  // call name -> its index in out.layers (-1 - k: input k)
+    struct PendingCall {  // a Functional layer's call (node) and the calls it reads, by name
+        Layer layer;
+        int node;
+        std::string at;
+        std::vector<std::string> sources;
+    };
+    std::vector<PendingCall> pending;
     std::vector<std::optional<Shape>> input_shapes(std::max<size_t>(input_names.size(), 1));
     for (size_t i = 0; i < layers.size(); ++i) {
         const std::string at = "config.layers[" + std::to_string(i) + "]";
@@ -376,25 +415,52 @@ KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
             continue;
         }
         Layer layer = read_layer_config(f, entry, at);
-        if (out.functional) {
-            const json& nodes = f.get(entry, "inbound_nodes", at + ".inbound_nodes");
-            if (!nodes.is_array() || nodes.size() != 1)
-                throw f.error(at + ".inbound_nodes", "holds " + std::to_string(nodes.size()) +
-                                                         " calls; onefit's layers are called once (shared layers are not supported)");
-            const json& args = f.get(nodes[0], "args", at + ".inbound_nodes[0].args");
-            if (!args.is_array() || args.size() != 1) throw f.error(at + ".inbound_nodes[0].args", "must hold one input (a tensor or a list)");
-            const json tensors = args[0].is_array() ? args[0] : json::array({args[0]});
-            std::vector<int32_t> sources;
-            for (size_t k = 0; k < tensors.size(); ++k) {
-                const std::string name = history_layer(f, tensors[k], at + ".inbound_nodes[0].args[" + std::to_string(k) + "]");
-                const auto it = index.find(name);
-                if (it == index.end()) throw f.error(at + ".inbound_nodes", "takes the output of " + printable(name) + ", which is no earlier layer");
-                sources.push_back(it->second);
-            }
-            layer.inputs = sources;
+        if (!out.functional) {
+            index[layer.name] = static_cast<int32_t>(out.layers.size());
+            out.layers.push_back(std::move(layer));
+            continue;
         }
-        index[layer.name] = static_cast<int32_t>(out.layers.size());
-        out.layers.push_back(std::move(layer));
+        const json& nodes = f.get(entry, "inbound_nodes", at + ".inbound_nodes");
+        if (!nodes.is_array() || nodes.empty() || nodes.size() > kMaxLayerCalls)
+            throw f.error(at + ".inbound_nodes", "must list the layer's calls (1 to " + std::to_string(kMaxLayerCalls) + ")");
+        for (size_t node = 0; node < nodes.size(); ++node) {
+            const std::string node_at = at + ".inbound_nodes[" + std::to_string(node) + "]";
+            const json& args = f.get(nodes[node], "args", node_at + ".args");
+            if (!args.is_array() || args.size() != 1) throw f.error(node_at + ".args", "must hold one input (a tensor or a list)");
+            const json tensors = args[0].is_array() ? args[0] : json::array({args[0]});
+            PendingCall call{layer, static_cast<int>(node), node_at, {}};
+            for (size_t k = 0; k < tensors.size(); ++k)
+                call.sources.push_back(history_layer(f, tensors[k], node_at + ".args[" + std::to_string(k) + "]"));
+            pending.push_back(std::move(call));
+        }
+    }
+    // A Functional model's calls, each once its inputs are placed: a shared layer's later call may
+    // read a layer that Keras lists after it.
+    for (bool placed = true; placed && !pending.empty();) {
+        placed = false;
+        for (auto it = pending.begin(); it != pending.end();) {
+            const std::string call_name = it->node == 0 ? it->layer.name : it->layer.name + "@" + std::to_string(it->node);
+            const std::string previous = it->node <= 1 ? it->layer.name : it->layer.name + "@" + std::to_string(it->node - 1);
+            bool ready = it->node == 0 || index.count(previous);
+            for (const std::string& s : it->sources) ready = ready && index.count(s);
+            if (!ready) {
+                ++it;
+                continue;
+            }
+            Layer layer = it->node == 0 ? it->layer : shared_call(out.layers, static_cast<size_t>(index.at(it->layer.name)));
+            for (const std::string& s : it->sources) layer.inputs.push_back(index.at(s));
+            index[call_name] = static_cast<int32_t>(out.layers.size());
+            out.layers.push_back(std::move(layer));
+            it = pending.erase(it), placed = true;
+        }
+    }
+    if (!pending.empty()) {
+        const PendingCall& call = pending.front();
+        std::string missing;
+        for (const std::string& s : call.sources)
+            if (!index.count(s)) missing = s;
+        throw f.error(call.at, "takes the output of " + printable(missing.empty() ? call.layer.name : missing) +
+                                   ", which no layer of the model gives");
     }
     for (size_t k = 0; k < input_names.size(); ++k)
         if (!input_shapes[k]) throw f.error("config.input_layers", "names " + printable(input_names[k]) + ", which is no InputLayer");
@@ -412,7 +478,8 @@ KerasModelConfig read_keras_model_json(const JsonFile& f, bool with_compile) {
     if (out.functional) {
         const std::vector<std::string> outputs = end_layers(f, config, "output_layers");
         if (outputs.size() != 1) throw f.error("config.output_layers", "must name one output; onefit's models give one");
-        if (outputs[0] != out.layers.back().name)
+        const auto last = index.find(outputs[0]);
+        if (last == index.end() || last->second != static_cast<int32_t>(out.layers.size()) - 1)
             throw f.error("config.output_layers", "names " + printable(outputs[0]) + ", not the last layer " + printable(out.layers.back().name));
         // A chain written as a Functional model is still a graph's list: keep its edges explicit.
         for (size_t i = 0; i < out.layers.size(); ++i)

@@ -19,6 +19,11 @@ double shortest(float v) {
 }
 
 ordered_json layer_json(const Layer& layer, const std::vector<std::string>& names, size_t i) {
+    if (layer.shares >= 0) {  // a shared layer called again: which layer, on which inputs
+        ordered_json j = {{"shares", names[static_cast<size_t>(layer.shares)]}};
+        if (!layer.inputs.empty()) j["inputs"] = layer_input_names(layer, names);
+        return j;
+    }
     ordered_json j = {{"type", nn::layer_kind(layer.kind).type}, {"name", names[i]}};
     if (!layer.inputs.empty()) j["inputs"] = layer_input_names(layer, names);
     for (const nn::LayerAttribute& a : nn::layer_kind(layer.kind).attributes()) {
@@ -40,7 +45,14 @@ ordered_json layer_json(const Layer& layer, const std::vector<std::string>& name
     return j;
 }
 
-Layer read_layer(const JsonFile& f, const json& spec, const std::string& key) {
+Layer read_layer(const JsonFile& f, const json& spec, const std::string& key, const std::vector<Layer>& earlier) {
+    if (spec.is_object() && spec.contains("shares")) {
+        const std::string name = f.string(spec, "shares", key + ".shares");
+        const std::vector<std::string> names = default_layer_names(earlier);
+        for (size_t j = 0; j < earlier.size(); ++j)
+            if (names[j] == name && earlier[j].shares < 0) return shared_call(earlier, j);
+        throw f.error(key + ".shares", "is '" + printable(name) + "', which names no earlier layer");
+    }
     const std::string type = f.string(spec, "type", key + ".type");
     Layer::Kind kind;
     if (!nn::layer_kind_from_type(type, kind))

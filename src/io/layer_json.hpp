@@ -12,7 +12,9 @@ namespace onefit::io {
 
 // Layer i of a model whose layers have these names (its "inputs", a Functional layer's, by name).
 nlohmann::ordered_json layer_json(const Layer& layer, const std::vector<std::string>& names, size_t i);
-Layer read_layer(const JsonFile& f, const nlohmann::json& spec, const std::string& key);
+// {"shares": name, "inputs": ...}: a shared layer called again, the earlier layer of that name.
+Layer read_layer(const JsonFile& f, const nlohmann::json& spec, const std::string& key,
+                 const std::vector<Layer>& earlier);
 // Its "inputs" (absent: the previous layer) into layer.inputs, once every layer's name is known.
 void read_layer_inputs(const JsonFile& f, const nlohmann::json& spec, const std::string& key,
                        const std::vector<std::string>& names, size_t i, Layer& layer);

@@ -432,7 +432,7 @@ Sequential load_model(const std::string& dir) {
     const json& layers = f.get(c, "layers", "layers");
     if (!layers.is_array() || layers.empty()) throw f.error("layers", "must be a non-empty array");
     std::vector<Layer> read;
-    for (size_t i = 0; i < layers.size(); ++i) read.push_back(io::read_layer(f, layers[i], "layers[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < layers.size(); ++i) read.push_back(io::read_layer(f, layers[i], "layers[" + std::to_string(i) + "]", read));
     const std::vector<std::string> layer_names = default_layer_names(read);
     for (size_t i = 0; i < layers.size(); ++i) {
         io::read_layer_inputs(f, layers[i], "layers[" + std::to_string(i) + "]", layer_names, i, read[i]);

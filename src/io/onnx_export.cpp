@@ -313,13 +313,15 @@ void export_onnx(const Sequential& model, const std::string& path) {
         value_info(*graph.add_input(), model_input_name(-1 - static_cast<int32_t>(k)), model.input_shapes()[k]);
     OnnxGraph g(graph);
     std::vector<std::string> outputs;
-    size_t first = 0;
-    for (size_t i = 0; i < layers.size(); ++i) {
+    std::vector<size_t> first(layers.size(), 0);  // each layer's first array in weights (a shared layer's call: its layer's)
+    for (size_t i = 0, next = 0; i < layers.size(); ++i) {
+        first[i] = layers[i].shares >= 0 ? first[static_cast<size_t>(layers[i].shares)] : next;
+        next += specs[i].params.size();
         std::vector<std::string> inputs;
         if (layers[i].inputs.empty()) inputs.push_back(i == 0 ? "input" : outputs.back());
         for (int32_t from : layers[i].inputs) inputs.push_back(from < 0 ? model_input_name(from) : outputs[static_cast<size_t>(from)]);
-        outputs.push_back(lower(g, {layers[i], specs[i], inputs, weights.data() + first, names[i]}));
-        first += specs[i].params.size();
+        // (A shared layer's later call writes its own copy of the weights, under its call's name.)
+        outputs.push_back(lower(g, {layers[i], specs[i], inputs, weights.data() + first[i], names[i]}));
     }
     g.op("Identity", {outputs.back()}, "output");
     value_info(*graph.add_output(), "output", specs.back().output);

@@ -238,7 +238,8 @@ std::vector<int32_t> layer_sources(const std::vector<Layer>& layers, size_t i) {
 
 bool is_graph(const std::vector<Layer>& layers) {
     for (size_t i = 0; i < layers.size(); ++i)
-        if (layer_sources(layers, i) != std::vector<int32_t>{static_cast<int32_t>(i) - 1}) return true;
+        if (layer_sources(layers, i) != std::vector<int32_t>{static_cast<int32_t>(i) - 1} || layers[i].shares >= 0)
+            return true;
     return false;
 }
 
@@ -246,6 +247,34 @@ std::vector<LayerSpec> layer_specs(const Shape& input, const std::vector<Layer>&
                                    const std::vector<std::string>& names) {
     return layer_specs(std::vector<Shape>{input}, layers, names);
 }
+
+namespace {
+
+// A shared layer's call i: the same layer as its first call (kind and every argument), on inputs
+// its weights fit. Its spec then declares no arrays: the first call's are its weights.
+void check_shared_call(const std::vector<Layer>& layers, std::vector<LayerSpec>& specs, size_t i) {
+    const int32_t first = layers[i].shares;
+    if (first >= static_cast<int32_t>(i))
+        throw Error("it shares the weights of layer " + std::to_string(first) + ", which is not an earlier layer");
+    const Layer& owner = layers[static_cast<size_t>(first)];
+    if (owner.shares >= 0)
+        throw Error("it shares the weights of layer " + std::to_string(first) +
+                    ", itself a second call; name the first call (layer " + std::to_string(owner.shares) + ")");
+    if (owner.kind != layers[i].kind || layer_arguments(owner) != layer_arguments(layers[i]))
+        throw Error("it shares the weights of layer " + std::to_string(first) + " (" + layer_kind(owner.kind).keras_class +
+                    ") but has other arguments; a shared layer's calls are one layer");
+    std::vector<ParamSpec>& mine = specs[i].params;
+    const std::vector<ParamSpec>& theirs = specs[static_cast<size_t>(first)].params;
+    for (size_t a = 0; a < mine.size() && a < theirs.size(); ++a)
+        if (mine[a].shape != theirs[a].shape)
+            throw Error("this call's input " + shape_to_string(specs[i].input) + " needs a " + mine[a].name + " of shape " +
+                        shape_to_string(mine[a].shape) + ", but the layer's first call built it as " +
+                        shape_to_string(theirs[a].shape) + " (on " + shape_to_string(specs[static_cast<size_t>(first)].input) +
+                        "); a layer called again takes inputs of the same shape");
+    mine.clear();
+}
+
+}  // namespace
 
 std::vector<LayerSpec> layer_specs(const std::vector<Shape>& inputs, const std::vector<Layer>& layers,
                                    const std::vector<std::string>& names) {
@@ -277,6 +306,7 @@ std::vector<LayerSpec> layer_specs(const std::vector<Shape>& inputs, const std::
                             std::to_string(shapes.size()));
             kind.check(layers[i]);  // a Layer built by hand, not by its constructor
             specs.push_back(kind.merge_spec ? kind.merge_spec(layers[i], shapes) : kind.spec(layers[i], shapes[0]));
+            if (layers[i].shares >= 0) check_shared_call(layers, specs, i);
             specs.back().input = shapes[0];
             specs.back().inputs = std::move(shapes);
         } catch (const Error& e) {
@@ -300,7 +330,12 @@ std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) {
     for (const Layer& layer : layers)
         if (!layer.name.empty()) given.insert(layer.name);
     std::vector<std::string> names;
+    std::map<int32_t, int> calls;  // a shared layer's calls so far
     for (const Layer& layer : layers) {
+        if (layer.shares >= 0 && layer.shares < static_cast<int32_t>(names.size()) && layer.name.empty()) {
+            names.push_back(names[static_cast<size_t>(layer.shares)] + "@" + std::to_string(++calls[layer.shares]));
+            continue;
+        }
         if (!layer.name.empty()) {
             names.push_back(layer.name);
             continue;
@@ -323,6 +358,19 @@ namespace onefit {
 std::string layer_class_name(Layer::Kind kind) { return nn::layer_kind(kind).keras_class; }
 
 std::vector<std::string> default_layer_names(const std::vector<Layer>& layers) { return nn::default_layer_names(layers); }
+
+Layer shared_call(const std::vector<Layer>& layers, size_t first, std::vector<int32_t> inputs) {
+    if (first >= layers.size())
+        throw Error("a shared layer's call: the model has no layer " + std::to_string(first));
+    if (layers[first].shares >= 0)
+        throw Error("a shared layer's call: layer " + std::to_string(first) + " is itself a later call of layer " +
+                    std::to_string(layers[first].shares));
+    Layer layer = layers[first];
+    layer.name.clear();
+    layer.shares = static_cast<int32_t>(first);
+    layer.inputs = std::move(inputs);
+    return layer;
+}
 
 std::vector<int32_t> layer_inputs_from_names(const std::vector<std::string>& inputs,
                                              const std::vector<std::string>& names, size_t layer) {

@@ -128,6 +128,16 @@ TrainingProgram lower_model(const std::vector<Shape>& input_shapes, const std::v
             op.params.push_back({p.name, p.shape, next, p.trainable, p.regularizer});
             next += shape_elements(p.shape);
         }
+        op.trainable_count = offset - op.params_offset;
+        if (layer.shares >= 0) {  // its first call's parameters, layout and all (checked by layer_specs)
+            const ProgramOp& first = program.ops[static_cast<size_t>(layer.shares)];
+            op.shares = layer.shares;
+            op.params_offset = first.params_offset, op.state_offset = first.state_offset;
+            op.trainable_count = first.trainable_count;
+            op.dense = first.dense, op.conv = first.conv;
+            program.ops.push_back(op);
+            continue;
+        }
         switch (op.kind) {
             case Layer::Kind::Dense: {
                 DenseOp& d = op.dense;
@@ -230,7 +240,7 @@ void reorder_params(const TrainingProgram& program, ParamOrder from, const float
     // Every array but a Dense kernel sits in Keras's layout in every order.
     std::copy(src, src + program.param_count(), dst);
     for (const ProgramOp& op : program.ops) {
-        if (op.kind != Layer::Kind::Dense) continue;
+        if (op.kind != Layer::Kind::Dense || op.shares >= 0) continue;
         const DenseOp& d = op.dense;
         for (int64_t k = 0; k < d.in; ++k)
             for (int64_t j = 0; j < d.out; ++j) dst[kernel_index(d, to, k, j)] = src[kernel_index(d, from, k, j)];

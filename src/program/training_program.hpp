@@ -65,6 +65,10 @@ struct ProgramOp {
     std::vector<ParamRef> params;   // trainable arrays, then state, in get_weights's order
     int64_t params_offset = 0;      // where its trainable arrays start in TrainingProgram::params
     int64_t state_offset = 0;       // where its non-trainable arrays start in TrainingProgram::state
+    int64_t trainable_count = 0;    // how many trainable values it has (a shared layer's: its first call's)
+    // A shared layer's later call (Layer::shares): the op of its first call, whose parameters and
+    // state (offsets above, dense, conv) it uses; its own params list is empty. -1: none.
+    int32_t shares = -1;
     DenseOp dense;
     Conv2DOp conv;
 

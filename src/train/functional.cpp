@@ -77,6 +77,13 @@ Sequential Model(const std::vector<Node>& inputs, const Node& output, uint64_t s
         index[&d] = kPlacing;
         Layer layer = d.layer;
         for (const Node& source : d.inputs) layer.inputs.push_back(place(source));
+        // A name given to an earlier call: the same layer called again, on its weights (Keras's
+        // shared layer; layer_specs checks that its arguments are that layer's).
+        for (size_t j = 0; j < layers.size() && !layer.name.empty(); ++j)
+            if (layers[j].shares < 0 && layers[j].name == layer.name) {
+                layer.shares = static_cast<int32_t>(j);
+                layer.name.clear();
+            }
         index[&d] = static_cast<int32_t>(layers.size());
         layers.push_back(std::move(layer));
         return index[&d];

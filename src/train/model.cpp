@@ -153,6 +153,8 @@ std::string Sequential::summary() const {
     s << double_rule << "\n";
     int64_t total = 0, trainable = 0;
     for (size_t i = 0; i < layers_.size(); ++i) {
+        if (layers_[i].shares >= 0) continue;  // (a shared layer's row is its first call's)
+        if (i > 0) s << "\n";
         int64_t params = 0;
         for (const nn::ParamSpec& p : specs[i].params) {
             params += shape_elements(p.shape);
@@ -162,15 +164,17 @@ std::string Sequential::summary() const {
         std::string shape = "(None";
         for (int64_t d : specs[i].output) shape += ", " + std::to_string(d);
         std::string connected;  // (an input by its name when the inputs are named, as Keras's)
-        for (const int32_t source : nn::layer_sources(layers_, i)) {
-            const std::string from = source >= 0 ? names[size_t(source)]
-                                     : input_names.empty() ? model_input_name(source)
-                                                           : input_name(static_cast<size_t>(-1 - source));
-            connected += (connected.empty() ? "" : ", ") + from;
+        for (size_t call = i; call < layers_.size(); ++call) {  // (a shared layer: every call's)
+            if (call != i && layers_[call].shares != static_cast<int32_t>(i)) continue;
+            for (const int32_t source : nn::layer_sources(layers_, call)) {
+                const std::string from = source >= 0 ? names[size_t(source)]
+                                         : input_names.empty() ? model_input_name(source)
+                                                               : input_name(static_cast<size_t>(-1 - source));
+                connected += (connected.empty() ? "" : ", ") + from;
+            }
         }
         row(names[i] + " (" + nn::layer_kind(layers_[i].kind).keras_class + ")", shape + ")", std::to_string(params),
             connected);
-        if (i + 1 < layers_.size()) s << "\n";
     }
     s << double_rule << "\nTotal params: " << total << "\nTrainable params: " << trainable
       << "\nNon-trainable params: " << total - trainable << "\n" << rule << "\n";

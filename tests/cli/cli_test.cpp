@@ -221,6 +221,24 @@ TEST(CliFit, AConfigsModelMayTakeSeveralInputs) {
     expect_one_line_error(run_cli({"fit", wide}), "model.inputs take 5 values per row, but the data has 4 features");
 }
 
+TEST(CliFit, AConfigsLayerMayBeCalledAgainOnAnotherInput) {
+    // A siamese encoder: one layer on both halves of Iris's features ("shares" names it), fitted,
+    // saved with its one set of weights and loaded; a call of no earlier layer is one line.
+    const std::string config = write_file("shared.json", R"({"model": {"inputs": [2, 2], "layers": [
+        {"units": 6, "activation": "tanh", "name": "encoder"}, {"shares": "encoder", "inputs": ["input_1"]},
+        {"type": "concatenate", "inputs": ["encoder", "encoder@1"]}, {"units": 3, "activation": "softmax"}]},
+        "fit": {"epochs": 5, "verbose": 0}})");
+    const std::string saved = testing::TempDir() + "/cli_shared_layer";
+    const CliResult r = run_cli({"fit", config, "--save", saved});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const onefit::Sequential loaded = onefit::load_model(saved);
+    EXPECT_EQ(loaded.layers()[1].shares, 0);
+    EXPECT_EQ(loaded.get_weights().size(), 4u);
+    const std::string bad = write_file("bad_shared.json", R"({"model": {"inputs": [2, 2], "layers": [
+        {"units": 6}, {"shares": "encoder", "inputs": ["input_1"]}, {"units": 3}]}})");
+    expect_one_line_error(run_cli({"fit", bad}), "model.layers[1].shares");
+}
+
 TEST(CliHelp, HelpAndVersionExitZero) {
     const CliResult help = run_cli({"--help"});
     EXPECT_EQ(help.exit_code, 0);

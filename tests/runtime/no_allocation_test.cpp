@@ -391,6 +391,21 @@ TEST(NoAllocation, FunctionalGraphsAllocateNothing) {
                           .shuffle = true});
 }
 
+TEST(NoAllocation, SharedLayersAllocateNothing) {
+    // One Dense called three times (two inputs and a chain link): its calls' gradients summed.
+    std::vector<Layer> layers = {with_inputs(Dense(8, "tanh"), {-1})};
+    layers.push_back(shared_call(layers, 0, {-2}));
+    layers.push_back(shared_call(layers, 0, {1}));
+    layers.push_back(with_inputs(make_layer("concatenate"), {0, 2}));
+    layers.push_back(Dense(3, "softmax"));
+    expect_no_allocation({.layers = layers,
+                          .loss = "sparse_categorical_crossentropy",
+                          .optimizer = Adam(0.001f),
+                          .rows = 70,
+                          .batch_size = 32,
+                          .inputs = {{8}, {8}}});
+}
+
 // The features are the bulk of a fit's data (MNIST: 188 MB): the whole fit, set-up included,
 // reads the caller's x in place instead of copying it, validation_split's part too.
 TEST(NoAllocation, StackedMembersAllocateNothingPerStep) {

@@ -10,32 +10,16 @@
 #include "onefit/io.hpp"
 #include "program/training_program.hpp"
 #include "support/gradient_check.hpp"
+#include "support/graph_models.hpp"
 #include "support/make_loss.hpp"
 
 namespace onefit {
 namespace {
 
+using testing_support::error_of;
 using testing_support::make_loss;
-
-Layer reading(Layer layer, std::vector<int32_t> inputs) {
-    layer.inputs = std::move(inputs);
-    return layer;
-}
-
-std::string error_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
-
-Tensor ramp(int64_t rows, int64_t width, int salt) {
-    Tensor t({rows, width});
-    for (int64_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>((i * 7 + salt * 5) % 13) / 13.0f - 0.4f;
-    return t;
-}
+using testing_support::ramp;
+using testing_support::reading;
 
 TEST(MultiInputGradients, EachInputReadByItsOwnBranchThenMerged) {
     // Input 0 (4,) and input 1 (2, 3): each branch reads its own columns of the row.

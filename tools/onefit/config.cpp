@@ -139,6 +139,19 @@ public:
 
     // A layer: its "type" (default dense), "name" and the kind's Keras arguments, read through
     // make_layer from the kind's declaration; an error names the key it is about.
+    // {"shares": "encoder", "inputs": [...]}: the earlier layer of that name called again (its weights shared).
+    Layer shared(const json& spec, const std::vector<Layer>& earlier, const std::string& key) const {
+        for (const auto& [field, value] : spec.items())
+            if (field != "shares" && field != "inputs")
+                throw Error(where(key + "." + field) + ": a shared layer's call takes only \"shares\" and \"inputs\" "
+                                                       "(its arguments are its layer's)");
+        const std::string name = string(spec["shares"], key + ".shares");
+        const std::vector<std::string> names = default_layer_names(earlier);
+        for (size_t j = 0; j < earlier.size(); ++j)
+            if (names[j] == name && earlier[j].shares < 0) return shared_call(earlier, j);
+        throw Error(where(key + ".shares") + ": '" + printable(name, 100) + "' names no earlier layer");
+    }
+
     Layer layer(const json& spec, const std::string& key) const {
         if (!spec.is_object()) throw type_error(spec, key, "an object such as {\"units\": 32, \"activation\": \"relu\"}");
         const std::string type = spec.contains("type") ? string(spec["type"], key + ".type") : "dense";
@@ -226,7 +239,9 @@ public:
         config.layers.clear();
         config.given.insert("model.layers");
         for (size_t i = 0; i < layers.size(); ++i)
-            config.layers.push_back(layer(layers[i], "model.layers[" + std::to_string(i) + "]"));
+            config.layers.push_back(layers[i].is_object() && layers[i].contains("shares")
+                                        ? shared(layers[i], config.layers, "model.layers[" + std::to_string(i) + "]")
+                                        : layer(layers[i], "model.layers[" + std::to_string(i) + "]"));
         // A Functional layer's "inputs": names of earlier layers (or "input", and "input_1", ... of
         // several), once all are known.
         const std::vector<std::string> names = default_layer_names(config.layers);

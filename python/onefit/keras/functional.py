@@ -13,8 +13,9 @@ class Model(Sequential):
     dict) of them, `outputs` a layer's output tensor; the model holds every layer between them
     (residual Add, Concatenate, Subtract, Multiply, Average, branches) and trains as one compiled
     program, as a Sequential does. A model of several inputs takes x as a list of arrays in the
-    inputs' order (or a dict by input name), as Keras's. One output; a layer called twice (shared
-    weights) and subclassed models with call() are refused by name."""
+    inputs' order (or a dict by input name), as Keras's. A layer called on several tensors is one
+    layer (shared weights, listed once in `layers`), as Keras's. One output; subclassed models with
+    call() are refused by name."""
 
     def __init__(self, inputs=None, outputs=None, name=None, seed=None, **kwargs):
         if kwargs or inputs is None or outputs is None:
@@ -48,8 +49,9 @@ class Model(Sequential):
             self._input_shape = (sum(math.prod(s) for s in shapes),)
         else:
             self._input_shape = shapes[0]
-        for layer in layers:
+        for layer in {id(layer): layer for layer in layers}.values():  # (a shared layer once)
             super().add(layer)
+        self._calls = list(layers)
         self._edges = [tuple(e) for e in edges]
 
     def add(self, layer):
@@ -58,6 +60,9 @@ class Model(Sequential):
 
     def _layer_inputs(self):
         return self._edges
+
+    def _call_layers(self):
+        return self._calls
 
     def _x(self, x, what):
         if not self._input_shapes:

@@ -50,21 +50,34 @@ def _functional(keras_model):
     if len(keras_model.outputs) != 1:
         raise ValueError(f"from_keras: {keras_model.name!r} has {len(keras_model.outputs)} outputs; onefit's "
                          "models give one output")
+    def key(tensor):  # a tensor is its layer's call (node) number, as Keras's history names it
+        return tensor._keras_history.operation.name, tensor._keras_history.node_index
+
     tensors = {}
     sources = []
     for tensor in keras_model.inputs:  # (in the model's input order)
         name = tensor._keras_history.operation.name
-        tensors[name] = _layers.Input(shape=tuple(tensor.shape[1:]), name=name)
-        sources.append(tensors[name])
-    for layer in keras_model.layers:
-        if type(layer).__name__ == "InputLayer":
-            continue
-        if len(layer._inbound_nodes) != 1:
-            raise ValueError(f"from_keras: layer {layer.name!r} is called {len(layer._inbound_nodes)} times (shared "
-                             "weights), which onefit does not support yet")
-        inputs = [tensors[t._keras_history.operation.name] for t in layer._inbound_nodes[0].input_tensors]
-        tensors[layer.name] = _layer(layer)(inputs if len(inputs) > 1 else inputs[0])
-    output = tensors[keras_model.outputs[0]._keras_history.operation.name]
+        tensors[key(tensor)] = _layers.Input(shape=tuple(tensor.shape[1:]), name=name)
+        sources.append(tensors[key(tensor)])
+    # Each call once its inputs are made: a shared layer (called on several tensors) is one onefit
+    # layer called as often, and its later call may read a layer Keras lists after it.
+    pending = [(layer, k, node) for layer in keras_model.layers if type(layer).__name__ != "InputLayer"
+               for k, node in enumerate(layer._inbound_nodes)]
+    made = {}
+    while True:
+        ready = next(((layer, k, node) for layer, k, node in pending
+                      if all(key(t) in tensors for t in node.input_tensors)), None)
+        if ready is None:
+            break
+        layer, k, node = ready
+        pending.remove(ready)
+        if layer.name not in made:
+            made[layer.name] = _layer(layer)
+        inputs = [tensors[key(t)] for t in node.input_tensors]
+        tensors[(layer.name, k)] = made[layer.name](inputs if len(inputs) > 1 else inputs[0])
+    output = tensors.get(key(keras_model.outputs[0]))
+    if output is None:  # (calls outside this model, on other tensors, are left out above)
+        raise ValueError(f"from_keras: {keras_model.name!r}'s output depends on a layer call onefit cannot place")
     return _models.Model(sources if len(sources) > 1 else sources[0], output, name=keras_model.name)
 
 
@@ -208,12 +221,13 @@ def to_keras(model):
     sources = [keras.Input(shape=shape, name=name)
                for shape, name in zip(model._input_shapes or [model._input_shape], names)]
     source = sources[0]
-    keras_layers = [_keras_layer(keras.layers, layer) for layer in model.layers]
-    if any(model._layer_inputs()):  # a Functional model: Keras's, called on the same tensors
-        outputs = []
-        for layer, inputs in zip(keras_layers, model._layer_inputs()):
+    keras_of = {id(layer): _keras_layer(keras.layers, layer) for layer in model.layers}
+    keras_layers = [keras_of[id(layer)] for layer in model.layers]
+    if any(model._layer_inputs()) or len(model._call_layers()) != len(model.layers):
+        outputs = []  # a Functional model: Keras's, called on the same tensors (a shared layer again)
+        for layer, inputs in zip(model._call_layers(), model._layer_inputs()):
             tensors = [sources[-1 - i] if i < 0 else outputs[i] for i in inputs] or [outputs[-1] if outputs else source]
-            outputs.append(layer(tensors if len(tensors) > 1 else tensors[0]))
+            outputs.append(keras_of[id(layer)](tensors if len(tensors) > 1 else tensors[0]))
         out = keras.Model(sources if len(sources) > 1 else source, outputs[-1], name=model.name)
         # Keras orders a Functional model's weights its own way: each layer's are set on it (in
         # onefit's order, each layer takes as many arrays as its Keras twin has).

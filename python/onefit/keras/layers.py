@@ -42,13 +42,24 @@ class KerasTensor:
         if getattr(self, "_shape", None) is None:
             sources, layers, edges = functional_graph(self)
             native = native_model([s.shape[1:] for s in sources], 0)
-            for layer, inputs in zip(layers, edges):
-                layer._add_to(native, inputs)
+            add_calls(native, layers, edges)
             self._shape = (None,) + tuple(native.output_shape())
         return self._shape
 
     def __repr__(self):
         return f"<KerasTensor from {type(self._layer).__name__} {self._layer.name or ''}>".replace(" >", ">")
+
+
+def add_calls(native, layers, edges):
+    """Each layer call, in order, to the native model: a layer met again (the same object, Keras's
+    shared layer) is its first call's arguments and weights on its own inputs."""
+    first = {}
+    for i, (layer, inputs) in enumerate(zip(layers, edges)):
+        if id(layer) in first:
+            native.share_layer(first[id(layer)], list(inputs))
+        else:
+            first[id(layer)] = i
+            layer._add_to(native, inputs)
 
 
 def native_model(input_shapes, seed):
@@ -154,11 +165,7 @@ class Layer:
             raise TypeError(f"{type(self).__name__}: onefit's layers are called on keras.Input tensors and "
                             f"other layers' outputs (the Functional API), not {inputs!r}; to compute on arrays, "
                             "build a model and call predict")
-        if getattr(self, "_called", False):
-            raise ValueError(f"layer {self.name or type(self).__name__!r} is called a second time: onefit does not "
-                             "share a layer's weights between calls yet; make a second layer")
-        self._called = True
-        return KerasTensor(self, tensors)
+        return KerasTensor(self, tensors)  # (called again: the same layer, its weights shared)
 
     @classmethod
     def _from_info(cls, info):

@@ -60,8 +60,13 @@ class Sequential(_saving.FileMethods):
         self.layers.append(layer)
 
     def _layer_inputs(self):
-        """Each layer's inputs (a Functional model's; a Sequential's are each the previous layer)."""
+        """Each layer call's inputs (a Functional model's; a Sequential's are each the previous layer)."""
         return [()] * len(self.layers)
+
+    def _call_layers(self):
+        """The layer of each call, in the native model's order: self.layers, where a Functional
+        model's shared layer (called twice) is listed once."""
+        return self.layers
 
     def _dataset_for_model(self, dataset, what):
         """A dataset of several inputs ((x1, x2), y) fits a model of those inputs only; a dict's
@@ -111,9 +116,8 @@ class Sequential(_saving.FileMethods):
         names = getattr(self, "_input_names", None)
         if names and any(names):  # (unnamed ones take Keras's defaults by position)
             native.input_names = [n or "" for n in names]  # (the native model names an empty one)
-        for layer, inputs in zip(self.layers, self._layer_inputs()):
-            layer._add_to(native, inputs)
-        for layer, name in zip(self.layers, native.layer_names()):
+        _layers.add_calls(native, self._call_layers(), self._layer_inputs())
+        for layer, name in zip(self._call_layers(), native.layer_names()):
             layer.name = layer.name or name  # Keras's default names, as summary() shows them
         self._native = native
         self._input_shape = tuple(shape)

@@ -78,16 +78,22 @@ def load_model(filepath, compile=True):
     else:
         native = _onefit.load_model(path)
     infos = native.layers
-    functional = any(info["inputs"] for info in infos)
+    functional = any(info["inputs"] or info["shares"] >= 0 for info in infos)
     model = Model.__new__(Model) if functional else Sequential(name=native.name or None, seed=native.seed)
     if functional:  # (its graph is the native model's; no tensors to call layers on)
         Sequential.__init__(model, name=native.name or "functional", seed=native.seed)
         model._edges = [tuple(info["inputs"]) for info in infos]
+        model._calls = []
     for info in infos:
+        if info["shares"] >= 0:  # a shared layer's later call: the layer of its first call
+            model._calls.append(model._calls[info["shares"]])
+            continue
         if info["kind"] not in _layers.LAYERS:
             raise ValueError(f"{os.fspath(filepath)}: layer {info['name']!r} is a {info['kind']}, which onefit.keras "
                              "does not build yet (the onefit command line and the C++ API train it)")
         model.layers.append(_layers.LAYERS[info["kind"]]._from_info(info))
+        if functional:
+            model._calls.append(model.layers[-1])
     model._input_shape = tuple(native.input_shape)
     if len(native.input_shapes) > 1:
         model._input_shapes = [tuple(shape) for shape in native.input_shapes]

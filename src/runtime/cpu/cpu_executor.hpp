@@ -38,6 +38,7 @@
 #include "program/training_program.hpp"
 #include "runtime/cpu/dense_kernels.hpp"
 #include "runtime/cpu/layer_kernels.hpp"
+#include "runtime/cpu/shared_gradients.hpp"
 #include "core/simd.hpp"
 
 ONEFIT_SIMD_BEGIN(cpu)
@@ -88,7 +89,7 @@ public:
             // scratch: such ops (and any whose samples depend on each other) run whole.
             splits_[i] = op.spec.input.size() == 3 && op.inputs.size() == 1 && op.spec.rows_independent &&
                          op.spec.op_scratch == 0 &&
-                         (op.has_product() || op.params_offset == first_param(i + 1));
+                         (op.has_product() || op.trainable_count == 0);
             if (op.kind == Layer::Kind::Conv2D && !op.conv.identity_patches) {
                 const size_t patches = static_cast<size_t>(max_rows * op.spec.window.out_h * op.spec.window.out_w * op.conv.patch);
                 cols_[i].assign(patches, T(0));
@@ -103,6 +104,7 @@ public:
         dcols_.assign(dcols, T(0));
         if (program.input_shapes.size() > 1) inputs_.assign(static_cast<size_t>(max_rows * program.input_width), T(0));
         plan_gradient_sums();
+        shared_gradients_.plan(ops_, params_.size());
         plan_tail(max_rows);
     }
 
@@ -145,7 +147,8 @@ public:
             const bool tail_did_activation = tail < n && i + 1 == tail;
             if (!activity_ops_.empty()) add_activity_gradient(i, rows);
             if (!tail_did_activation) activation_backward_op(i, 0, rows);
-            params_backward_op(i, x, 0, rows, grads_.data(), 0);
+            params_backward_op(i, x, 0, rows, shared_gradients_.target(i, grads_.data()), 0);
+            shared_gradients_.add(ops_[i], i, grads_.data());
         }
         return loss + activity + static_cast<double>(rows) * weight_penalty(true);
     }
@@ -410,7 +413,7 @@ private:
                 break;
         }
         // Every other kind: its op (which may have parameter gradients even as the first op).
-        const bool has_grads = op.params_offset < first_param(i + 1);
+        const bool has_grads = op.trainable_count > 0;
         if (!din && !has_grads) return;
         over_parts(op, rows, [&](int64_t a, int64_t n) {
             nn::OpArgs<T> args = op_args(i, r0 + a, n, true, in + a * op.in_width, out(i) + (r0 + a) * width);
@@ -590,6 +593,7 @@ private:
     std::vector<std::vector<uint8_t>> sums_gradient_;
     std::vector<T> gradient_sum_;  // such an input's gradient before it is added
     std::vector<T> inputs_;        // a model of several inputs: the batch split per input (split_inputs)
+    SharedGradients<T> shared_gradients_;  // a shared layer's calls' gradients, summed
 };
 
 ONEFIT_SIMD_END(cpu)
