@@ -103,6 +103,7 @@ public:
         }
         dcols_.assign(dcols, T(0));
         if (program.input_shapes.size() > 1) inputs_.assign(static_cast<size_t>(max_rows * program.input_width), T(0));
+        for (size_t k = 0; k < program.input_shapes.size(); ++k) input_blocks_.push_back(max_rows * program.input_offset(k));
         plan_gradient_sums();
         shared_gradients_.plan(ops_, params_.size());
         plan_tail(max_rows);
@@ -234,7 +235,7 @@ private:
     const T* op_input(size_t i, const T* x, int64_t r0, size_t k = 0) const {
         const int32_t source = ops_[i].inputs[k];
         const int64_t width = k == 0 ? ops_[i].in_width : shape_elements(ops_[i].spec.inputs[k]);  // (a merge's others)
-        if (source < -1) x += max_rows_ * program_.input_offset(static_cast<size_t>(-1 - source));
+        if (source < -1) x += input_blocks_[static_cast<size_t>(-1 - source)];
         return (source < 0 ? x : out(static_cast<size_t>(source))) + r0 * width;
     }
 
@@ -593,6 +594,7 @@ private:
     std::vector<std::vector<uint8_t>> sums_gradient_;
     std::vector<T> gradient_sum_;  // such an input's gradient before it is added
     std::vector<T> inputs_;        // a model of several inputs: the batch split per input (split_inputs)
+    std::vector<int64_t> input_blocks_;  // where input k's block starts in inputs_ (max_rows * input_offset(k))
     SharedGradients<T> shared_gradients_;  // a shared layer's calls' gradients, summed
 };
 
