@@ -398,11 +398,13 @@ TEST(NoAllocation, SharedLayersAllocateNothing) {
     layers.push_back(shared_call(layers, 0, {1}));
     layers.push_back(with_inputs(make_layer("concatenate"), {0, 2}));
     layers.push_back(Dense(3, "softmax"));
-    expect_no_allocation({.layers = layers,
+    expect_no_allocation({.input = {},
+                          .layers = layers,
                           .loss = "sparse_categorical_crossentropy",
                           .optimizer = Adam(0.001f),
                           .rows = 70,
                           .batch_size = 32,
+                          .shuffle = true,
                           .inputs = {{8}, {8}}});
 }
 
