@@ -108,3 +108,20 @@ def test_a_shared_layer_on_an_input_of_another_shape_is_named():
     encoder = layers.Dense(3, name="encoder")
     with pytest.raises(ValueError, match="a layer called again takes inputs of the same shape"):
         keras.Model([a, b], layers.Add()([encoder(a), encoder(b)])).predict([np.zeros((1, 4)), np.zeros((1, 5))])
+
+
+def test_a_shared_batch_normalization_updates_its_statistics_once_per_call_as_keras():
+    def net(k, a, b):
+        norm = k.BatchNormalization(name="bn")
+        return k.Dense(1, name="out")(k.Concatenate(name="cat")([norm(a), norm(b)]))
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1, 2, (16, 3)).astype(np.float32), rng.normal(-1, 1, (16, 3)).astype(np.float32)
+    y = rng.normal(0, 1, (16, 1)).astype(np.float32)
+    k, m = functional_twins(net, [((3,), "a"), ((3,), "b")], 1, 0.01, "mse")
+    theirs = k.fit([a, b], y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    ours = m.fit([a, b], y, batch_size=8, epochs=2, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+    for mine, keras_weights in zip(m.get_weights(), k.get_weights()):  # gamma, beta, moving mean and variance
+        np.testing.assert_allclose(mine, keras_weights, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(m.predict([a, b], verbose=0), k.predict([a, b], verbose=0), rtol=1e-5, atol=1e-6)
