@@ -125,3 +125,37 @@ def test_a_shared_batch_normalization_updates_its_statistics_once_per_call_as_ke
     for mine, keras_weights in zip(m.get_weights(), k.get_weights()):  # gamma, beta, moving mean and variance
         np.testing.assert_allclose(mine, keras_weights, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(m.predict([a, b], verbose=0), k.predict([a, b], verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_a_shared_layer_whose_calls_sit_at_other_depths_keeps_keras_weight_order(tmp_path):
+    # Keras orders a Functional model's layers (and so its file's weight groups dense, dense_1, ...)
+    # by depth, a shared layer's shallow call making its inputs deeper: "e" comes before "shared".
+    def net(k, x, y):
+        shared = k.Dense(4, name="shared")
+        a = k.Dense(4, name="d2")(k.Dense(4, name="d1")(shared(x)))
+        return k.Dense(1, name="out")(k.Add(name="add")([shared(k.Dense(4, name="e")(y)), a]))
+
+    rng = np.random.default_rng(0)
+    xs, ys = rng.normal(size=(5, 4)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
+    k, m = functional_twins(net, [((4,), "x"), ((4,), "y")], 4, 0.01, "mse")
+    expected = k.predict([xs, ys], verbose=0)
+    theirs, ours = str(tmp_path / "keras.keras"), str(tmp_path / "onefit.keras")
+    k.save(theirs)
+    m.save(ours)
+    np.testing.assert_allclose(keras.models.load_model(theirs).predict([xs, ys], verbose=0), expected, rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(real_keras.models.load_model(ours).predict([xs, ys], verbose=0), expected, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_a_layer_in_two_models_is_refused_by_name():
+    # Keras's two models would share the layer's weights; onefit's models cannot, so the second is
+    # refused rather than trained apart silently.
+    encoder = layers.Dense(3, name="encoder")
+    x = keras.Input(shape=(4,))
+    code = encoder(x)
+    first = keras.Model(x, code)
+    first.predict(np.zeros((2, 4), np.float32), verbose=0)
+    second = keras.Model(x, layers.Dense(1)(code))
+    with pytest.raises(ValueError, match="layer 'encoder' is in another model already"):
+        second.predict(np.zeros((2, 4), np.float32), verbose=0)

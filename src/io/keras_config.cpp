@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 #include <variant>
@@ -184,7 +185,7 @@ Layer read_layer_config(const JsonFile& f, const json& entry, const std::string&
 // first call (node 0) and "name@k" for its call k (a shared layer's; onefit's name of that call).
 std::string history_call(const json& history) {
     const std::string name = history[0].get<std::string>();
-    const int64_t node = history[1].get<int64_t>();
+    const uint64_t node = history[1].get<uint64_t>();  // (a node past a layer's calls names no call)
     return node == 0 ? name : name + "@" + std::to_string(node);
 }
 
@@ -238,33 +239,47 @@ std::vector<size_t> keras_layer_order(const std::vector<Layer>& layers) {
     std::vector<size_t> order(layers.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (!nn::is_graph(layers) || layers.empty()) return order;
-    const int64_t n = static_cast<int64_t>(layers.size());
-    // Node i + 1 is layer i; node 0 the model's inputs (each a leaf, so one node orders the rest as Keras does).
-    const auto node_of = [](int32_t source) { return static_cast<size_t>(std::max(source + 1, 0)); };
-    std::vector<int64_t> depth(static_cast<size_t>(n + 1), 0), seen(static_cast<size_t>(n + 1), -1);
-    for (int64_t i = n - 1; i >= 0; --i)
-        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(i)))
-            depth[node_of(s)] = std::max(depth[node_of(s)], depth[static_cast<size_t>(i + 1)] + 1);
-    int64_t next = 0;
-    const std::function<void(int64_t)> walk = [&](int64_t node) {
-        if (seen[static_cast<size_t>(node)] >= 0) return;
-        seen[static_cast<size_t>(node)] = next++;
-        if (node == 0) return;
-        for (int32_t s : nn::layer_sources(layers, static_cast<size_t>(node - 1))) walk(static_cast<int64_t>(node_of(s)));
+    // Keras's map_graph (keras/src/ops/function.py), over onefit's calls (a shared layer's later
+    // calls are nodes of its first): a depth-first walk from the output, inputs in order, numbers
+    // each layer at its first visit and lists the calls after their inputs; then from the output
+    // back, each call's depth is the larger of its own and its layer's so far, and its inputs' calls
+    // are at least one deeper. Layers go deepest first, ties by their first visit. (A shallow call
+    // of a shared layer so makes its inputs deeper: the weight groups dense, dense_1, ... follow.)
+    const size_t n = layers.size();
+    const auto layer_of = [&](size_t call) {
+        const int32_t first = layers[call].shares;
+        return first >= 0 && static_cast<size_t>(first) < call ? static_cast<size_t>(first) : call;
     };
-    walk(n);
-    // A shared layer is one Keras layer, as deep as its deepest call and met at its first; its
-    // later calls are no layers of their own.
-    for (size_t i = 0; i < layers.size(); ++i)
-        if (const int32_t first = layers[i].shares; first >= 0) {
-            const size_t f = static_cast<size_t>(first) + 1;
-            depth[f] = std::max(depth[f], depth[i + 1]);
-            if (seen[i + 1] >= 0 && (seen[f] < 0 || seen[i + 1] < seen[f])) seen[f] = seen[i + 1];
-        }
-    std::erase_if(order, [&](size_t i) { return layers[i].shares >= 0; });
+    const auto sources = [&](size_t call) {  // earlier calls it reads (hand-made indices checked later)
+        std::vector<size_t> calls;
+        for (const int32_t s : nn::layer_sources(layers, call))
+            if (s >= 0 && static_cast<size_t>(s) < call) calls.push_back(static_cast<size_t>(s));
+        return calls;
+    };
+    std::vector<int64_t> first_visit(n, std::numeric_limits<int64_t>::max());
+    std::vector<uint8_t> visited(n, 0);
+    std::vector<size_t> after_inputs;
+    int64_t next = 0;
+    const std::function<void(size_t)> visit = [&](size_t call) {
+        if (visited[call]) return;
+        visited[call] = 1;
+        const size_t layer = layer_of(call);
+        if (first_visit[layer] == std::numeric_limits<int64_t>::max()) first_visit[layer] = next++;
+        for (const size_t s : sources(call)) visit(s);
+        after_inputs.push_back(call);
+    };
+    visit(n - 1);
+    std::vector<int64_t> call_depth(n, 0), layer_depth(n, 0);
+    for (auto it = after_inputs.rbegin(); it != after_inputs.rend(); ++it) {
+        const size_t call = *it, layer = layer_of(call);
+        const int64_t depth = std::max(call_depth[call], layer_depth[layer]);
+        layer_depth[layer] = call_depth[call] = depth;
+        for (const size_t s : sources(call)) call_depth[s] = std::max(call_depth[s], depth + 1);
+    }
+    std::erase_if(order, [&](size_t i) { return layer_of(i) != i; });
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        if (depth[a + 1] != depth[b + 1]) return depth[a + 1] > depth[b + 1];
-        return seen[a + 1] < seen[b + 1];
+        if (layer_depth[a] != layer_depth[b]) return layer_depth[a] > layer_depth[b];
+        return first_visit[a] < first_visit[b];
     });
     return order;
 }

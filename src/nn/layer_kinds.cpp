@@ -263,6 +263,9 @@ void check_shared_call(const std::vector<Layer>& layers, std::vector<LayerSpec>&
     if (owner.kind != layers[i].kind || layer_arguments(owner) != layer_arguments(layers[i]))
         throw Error("it shares the weights of layer " + std::to_string(first) + " (" + layer_kind(owner.kind).keras_class +
                     ") but has other arguments; a shared layer's calls are one layer");
+    if (layers[i].activity_regularizer.active())  // (Keras 3 counts its last call's penalty only)
+        throw Error("an activity_regularizer on a layer called more than once is not supported; put it on a layer "
+                    "called once");
     std::vector<ParamSpec>& mine = specs[i].params;
     const std::vector<ParamSpec>& theirs = specs[static_cast<size_t>(first)].params;
     for (size_t a = 0; a < mine.size() && a < theirs.size(); ++a)
@@ -306,9 +309,9 @@ std::vector<LayerSpec> layer_specs(const std::vector<Shape>& inputs, const std::
                             std::to_string(shapes.size()));
             kind.check(layers[i]);  // a Layer built by hand, not by its constructor
             specs.push_back(kind.merge_spec ? kind.merge_spec(layers[i], shapes) : kind.spec(layers[i], shapes[0]));
-            if (layers[i].shares >= 0) check_shared_call(layers, specs, i);
             specs.back().input = shapes[0];
             specs.back().inputs = std::move(shapes);
+            if (layers[i].shares >= 0) check_shared_call(layers, specs, i);
         } catch (const Error& e) {
             throw Error("layer '" + names[i] + "' (" + kind.keras_class + "): " + e.what());
         }

@@ -119,6 +119,12 @@ TEST(SharedLayerModel, MistakesAreNamed) {
     const Node c = Input({4});
     EXPECT_NE(error_of([&] { Model(c, Dense(3, "tanh", true, "encoder")(encoder(c))); }).find("has other arguments"),
               std::string::npos);
+    // An activity regularizer (Keras 3 counts only the last call's penalty: refused, not guessed).
+    Layer penalized = Dense(3, "relu", true, "penalized");
+    penalized.activity_regularizer.l2 = 0.01f;
+    const Node d = Input({3});
+    EXPECT_NE(error_of([&] { Model(d, penalized(penalized(d))); }).find("activity_regularizer on a layer called more"),
+              std::string::npos);
     // A call of a later layer, or of a later call.
     std::vector<Layer> layers = {Dense(3), Dense(3)};
     EXPECT_NE(error_of([&] { shared_call(layers, 5); }).find("has no layer 5"), std::string::npos);

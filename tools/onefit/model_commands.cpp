@@ -135,7 +135,8 @@ std::string describe_layers(int64_t inputs, const std::vector<Layer>& layers) {
 bool same_layers(const std::vector<Layer>& a, const std::vector<Layer>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i)
-        if (a[i].kind != b[i].kind || layer_arguments(a[i]) != layer_arguments(b[i]) || a[i].inputs != b[i].inputs)
+        if (a[i].kind != b[i].kind || layer_arguments(a[i]) != layer_arguments(b[i]) || a[i].inputs != b[i].inputs ||
+            a[i].shares != b[i].shares)
             return false;
     return true;
 }

@@ -4,6 +4,7 @@ import numbers
 import re
 import sys
 import warnings
+import weakref
 
 from onefit import _onefit
 from onefit import data as _data
@@ -111,6 +112,11 @@ class Sequential(_saving.FileMethods):
             return
         if not self.layers:
             raise ValueError("the model has no layers; add Dense layers first")
+        for layer in self._call_layers():  # (Keras's models would share its weights; onefit's cannot)
+            other = layer._built_by() if getattr(layer, "_built_by", None) else None
+            if other is not None and other is not self:
+                raise ValueError(f"layer {layer.name!r} is in another model already ({other.name!r}); onefit's models do "
+                                 "not share weights, so a layer belongs to one model: make a new layer for this one")
         native = _layers.native_model(self._input_shapes or [shape], self._seed)
         native.name = self.name
         names = getattr(self, "_input_names", None)
@@ -119,6 +125,8 @@ class Sequential(_saving.FileMethods):
         _layers.add_calls(native, self._call_layers(), self._layer_inputs())
         for layer, name in zip(self._call_layers(), native.layer_names()):
             layer.name = layer.name or name  # Keras's default names, as summary() shows them
+        for layer in self._call_layers():
+            layer._built_by = weakref.ref(self)
         self._native = native
         self._input_shape = tuple(shape)
         self._compile_native()
